@@ -1,0 +1,2 @@
+// placeholder until the config implementation lands
+#include "recbole/config/config.h"
