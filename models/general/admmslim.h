@@ -1,0 +1,41 @@
+#pragma once
+// ADMMSLIM (Steck et al. 2020), the ADMM iterations as RecBole runs them, without RecBole's
+// uniform [0, 1e-5) noise on the scores:
+//   μ = column means of X over all user rows (the padding row included);
+//   G = XᵀX, or (X − 1μᵀ)ᵀ(X − 1μᵀ) = XᵀX − n_users·μμᵀ with center_columns;
+//   D = lambda2·diag(μ^alpha) + rho·I;  P = (G + D)⁻¹;  B_aux = P·G = I − P·D;  Γ = C = 0;
+//   `k` times: B̃ = B_aux + P(ρC − Γ); γ = diag(B̃) / (diag(P) + 1e−7); B = B̃ − P·diag(γ);
+//              C = soft_threshold(B + Γ/ρ, lambda1/ρ), clipped at 0 with positive_only;
+//              Γ += ρ(B − C).
+// Scores: X_u·C, or (X_u − μ)·C + μ with center_columns.
+//
+// Memory: C is a dense n_items² float32 buffer on the device. The fit runs on the CPU: the
+// inversion in float64 (G + D, its Cholesky factor and P: 24·n² bytes), then the iterations hold
+// P, B_aux, Γ, C, ρC − Γ and B̃ in float32 (24·n² bytes); fit_bytes() = 24·n² is checked first.
+#include "models/model.h"
+
+namespace recbole::models {
+
+class ADMMSLIM : public Model {
+ public:
+  explicit ADMMSLIM(const ModelContext& ctx);
+
+  ModelKind kind() const override { return ModelKind::kFitOnce; }
+  void fit() override;
+  // [B, n_items] float32 on the device.
+  torch::Tensor full_sort_predict(const torch::Tensor& users) override;
+
+  // C: [n_items, n_items] float32 on the device (empty before fit()).
+  torch::Tensor item_similarity() const { return c_; }
+
+  static double fit_bytes(int64_t n_items);
+
+ private:
+  double lambda1_, lambda2_, alpha_, rho_;
+  int64_t iterations_;
+  bool positive_only_, center_columns_;
+  torch::Tensor c_;           // buffer "item_similarity" [n_items, n_items]
+  torch::Tensor item_means_;  // buffer [n_items] float32
+};
+
+}  // namespace recbole::models

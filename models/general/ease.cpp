@@ -1,0 +1,52 @@
+#include "models/general/ease.h"
+
+#include "models/general/fitted_support.h"
+#include "recbole/config/config.h"
+#include "recbole/utils/error.h"
+
+namespace recbole::models {
+
+EASE::EASE(const ModelContext& ctx) : Model("EASE", ctx) {
+  reg_weight_ = ctx.config.get_double("reg_weight");
+  // An empty placeholder: the n² matrix is allocated by fit() (or by loading a checkpoint), after
+  // the memory check.
+  b_ = register_buffer("item_similarity", torch::zeros({0, ctx.n_items}, ctx.device.float_options()));
+}
+
+double EASE::fit_bytes(int64_t n_items) {
+  return 3.0 * 8.0 * static_cast<double>(n_items) * static_cast<double>(n_items);
+}
+
+void EASE::fit() {
+  const int64_t n = n_items();
+  require_memory("EASE", fit_bytes(n), "3 × n_items² float64 for G, its Cholesky factor and G⁻¹, n_items = " + std::to_string(n));
+  // float64 keeps B accurate to float32 precision whatever the conditioning of G; G is
+  // symmetric positive definite (reg_weight > 0), so Cholesky is the cheapest exact inverse.
+  torch::Tensor g = item_gram(train_, torch::kFloat64);
+  g.diagonal().add_(reg_weight_);
+  torch::Tensor p;
+  {
+    torch::Tensor l = torch::linalg::cholesky(g);
+    g = torch::Tensor();
+    p = torch::cholesky_inverse(l);
+  }
+  // B[:, j] = −P[:, j] / P[j, j]; diag(B) = 0.
+  torch::Tensor b = p.div_(p.diagonal().neg().unsqueeze(0)).to(torch::kFloat32);
+  p = torch::Tensor();
+  b.diagonal().zero_();
+  assign_buffer(b_, device_manager().place(b));
+}
+
+torch::Tensor EASE::full_sort_predict(const torch::Tensor& users) {
+  if (b_.size(0) != n_items()) throw Error("EASE: full_sort_predict called before fit()");
+  const std::vector<int64_t> u = to_vector(users);
+  torch::Tensor x = device_manager().place(dense_history(train_, u));
+  return torch::matmul(x, b_);
+}
+
+void register_ease() {
+  register_model("EASE", "Embarrassingly shallow autoencoder: closed-form item-item regression",
+                 [](const ModelContext& ctx) { return std::make_shared<EASE>(ctx); });
+}
+
+}  // namespace recbole::models

@@ -1,0 +1,26 @@
+#pragma once
+// Pop: every user gets the items ranked by training popularity, score = count / max_count.
+// The count of an item is its number of distinct training users (the training matrix collapses
+// repeated (user, item) pairs; ml-100k has none). Unlike RecBole, the count is taken once from
+// the training split in fit(): it depends neither on the batch size nor on sampled negatives.
+#include "models/model.h"
+
+namespace recbole::models {
+
+class Pop : public Model {
+ public:
+  explicit Pop(const ModelContext& ctx);
+
+  ModelKind kind() const override { return ModelKind::kFitOnce; }
+  void fit() override;
+  // [B, n_items] float32 on the device; every row the same.
+  torch::Tensor full_sort_predict(const torch::Tensor& users) override;
+
+  // [n_items] int64 on the device.
+  torch::Tensor item_count() const { return item_count_; }
+
+ private:
+  torch::Tensor item_count_;  // buffer
+};
+
+}  // namespace recbole::models

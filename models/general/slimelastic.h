@@ -1,0 +1,53 @@
+#pragma once
+// SLIMElastic (Ning & Karypis 2011) as RecBole defines it: for every item column j (the padding
+// column included) one elastic-net regression of X[:, j] on X, with sklearn's ElasticNet
+// objective (fit_intercept off)
+//   1/(2·n_users)·‖y − X·w‖² + alpha·l1_ratio·‖w‖₁ + ½·alpha·(1 − l1_ratio)·‖w‖²,
+// w ≥ 0 with positive_only, and column j hidden from its own regression with hide_item. The
+// coefficients form column j of W; scores are X_u·W.
+//
+// Solver: coordinate descent on the sparse columns of X (item → users) with the residual kept up
+// to date, as sklearn's sparse solver, in float64. Coordinates are visited cyclically in
+// ascending item order (sklearn's selection="random" draws them with replacement; both converge
+// to the same unique minimiser, the objective being strictly convex). Stopping is sklearn's:
+// after a sweep whose largest coefficient change is below tol × the largest coefficient (or
+// after the last of max_iter sweeps), the duality gap is computed and the fit stops when it is
+// below tol·‖y‖². Items are fitted in parallel (fit_threads() std::threads), each regression
+// independent, so the result does not depend on the number of threads.
+//
+// Memory: W is kept sparse (CSR buffers, 20 bytes per non-zero coefficient: row pointer share,
+// int64 column, float32 value); the fit needs Xᵀ plus O(n_users + n_items) scratch per thread.
+#include "models/model.h"
+
+namespace recbole::models {
+
+// What one elastic-net regression did; for tests and logs.
+struct ElasticNetReport {
+  int64_t sweeps = 0;      // coordinate-descent sweeps run
+  double gap = 0.0;        // last duality gap computed (sklearn's scale: ×n_users)
+  bool converged = false;  // gap < tol·‖y‖²
+};
+
+class SLIMElastic : public Model {
+ public:
+  explicit SLIMElastic(const ModelContext& ctx);
+
+  ModelKind kind() const override { return ModelKind::kFitOnce; }
+  void fit() override;
+  // [B, n_items] float32 on the device.
+  torch::Tensor full_sort_predict(const torch::Tensor& users) override;
+
+  // W as a dense [n_items, n_items] float32 CPU tensor (W[:, j] = coefficients of item j).
+  torch::Tensor dense_weights() const;
+  // Per-item solver reports of the last fit() (index = item id).
+  const std::vector<ElasticNetReport>& reports() const { return reports_; }
+
+ private:
+  double alpha_, l1_ratio_, tol_;
+  bool positive_only_, hide_item_;
+  int64_t max_iter_;
+  torch::Tensor w_indptr_, w_indices_, w_values_;  // CSR buffers of W, rows = source item
+  std::vector<ElasticNetReport> reports_;
+};
+
+}  // namespace recbole::models

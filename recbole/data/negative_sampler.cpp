@@ -1,0 +1,97 @@
+#include "recbole/data/negative_sampler.h"
+
+#include <cmath>
+
+#include "recbole/utils/error.h"
+
+namespace recbole::data {
+
+Rng::Rng(uint64_t seed) {
+  uint64_t z = seed;
+  for (auto& s : s_) {  // splitmix64 expands the seed into the state
+    z += 0x9e3779b97f4a7c15ULL;
+    uint64_t x = z;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    s = x ^ (x >> 31);
+  }
+}
+
+uint64_t Rng::next() {
+  auto rotl = [](uint64_t x, int k) { return (x << k) | (x >> (64 - k)); };
+  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  const uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+NegativeSampler::NegativeSampler(const InteractionMatrix& exclude, const std::string& distribution,
+                                 double alpha, const std::vector<int64_t>& item_counts)
+    : exclude_(&exclude), n_items_(exclude.n_items()) {
+  if (n_items_ < 2) throw DataError("negative sampling: the dataset has no items");
+  for (int64_t u = 0; u < exclude.n_users(); ++u)
+    if (exclude.row_size(static_cast<int32_t>(u)) >= n_items_ - 1)
+      throw DataError("negative sampling: user id " + std::to_string(u) +
+                      " has interacted with every item, so no negative item can be sampled; "
+                      "filter such users (user_inter_num_interval) or set train_neg_sample_args: ~");
+  if (distribution == "uniform") return;
+  if (distribution != "popularity")
+    throw ConfigError("train_neg_sample_args.distribution: expected uniform or popularity, got \"" +
+                      distribution + "\"");
+  popularity_ = true;
+  // Vose's alias method: O(1) draws with weights count^alpha; ids with count 0 are never drawn.
+  std::vector<double> w(n_items_, 0.0);
+  double total = 0;
+  for (int64_t i = 1; i < n_items_ && i < static_cast<int64_t>(item_counts.size()); ++i)
+    if (item_counts[i] > 0) total += (w[i] = std::pow(static_cast<double>(item_counts[i]), alpha));
+  if (total <= 0) throw DataError("negative sampling: no item has a positive popularity count");
+  prob_.assign(n_items_, 0.0);
+  alias_.assign(n_items_, 0);
+  std::vector<int32_t> small, large;
+  std::vector<double> scaled(n_items_);
+  for (int64_t i = 0; i < n_items_; ++i) {
+    scaled[i] = w[i] * n_items_ / total;
+    (scaled[i] < 1.0 ? small : large).push_back(static_cast<int32_t>(i));
+  }
+  while (!small.empty() && !large.empty()) {
+    int32_t s = small.back(), l = large.back();
+    small.pop_back();
+    prob_[s] = scaled[s];
+    alias_[s] = l;
+    scaled[l] -= 1.0 - scaled[s];
+    if (scaled[l] < 1.0) {
+      large.pop_back();
+      small.push_back(l);
+    }
+  }
+  // Leftovers are 1 up to rounding; they point to themselves.
+  for (int32_t l : large) prob_[l] = 1.0, alias_[l] = l;
+  for (int32_t s : small) prob_[s] = 1.0, alias_[s] = s;
+}
+
+int32_t NegativeSampler::draw(Rng& rng) const {
+  if (!popularity_) return static_cast<int32_t>(1 + rng.below(n_items_ - 1));
+  const int32_t i = static_cast<int32_t>(rng.below(n_items_));
+  return rng.uniform() < prob_[i] ? i : alias_[i];
+}
+
+int32_t NegativeSampler::sample(int32_t user, Rng& rng) const {
+  // Rejection: redraw while the item is one of the user's. Popular items may all be excluded for
+  // a heavy user, so after many rejections fall back to uniform draws, which always terminate
+  // (the constructor checked that every user lacks at least one item).
+  for (int attempt = 0; attempt < 256; ++attempt) {
+    const int32_t item = draw(rng);
+    if (item > 0 && !exclude_->contains(user, item)) return item;
+  }
+  for (;;) {
+    const int32_t item = static_cast<int32_t>(1 + rng.below(n_items_ - 1));
+    if (!exclude_->contains(user, item)) return item;
+  }
+}
+
+}  // namespace recbole::data

@@ -1,0 +1,52 @@
+#pragma once
+// Negative sampling for training (RecBole §4.1): for a user, draw an item id in [1, n_items)
+// that the user does not hold in `exclude`, uniformly or by popularity^alpha, with replacement.
+//
+// Deliberate differences from RecBole: popularity is counted on the training split only
+// (RecBole counts train+valid+test, leaking held-out popularity into training); the random
+// stream is this object's own (seeded), not a global one.
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "recbole/data/interaction_matrix.h"
+
+namespace recbole::data {
+
+// A fast 64-bit generator (splitmix64-seeded xoshiro256**): every random stream in training is
+// one of these, seeded from the config's seed, so a run repeats exactly on the CPU.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed);
+  uint64_t next();
+  // Uniform in [0, n) by multiply-shift (bias below n / 2^64).
+  uint64_t below(uint64_t n) { return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64); }
+  double uniform() { return (next() >> 11) * 0x1.0p-53; }  // [0, 1)
+
+ private:
+  uint64_t s_[4];
+};
+
+class NegativeSampler {
+ public:
+  // distribution: "uniform" or "popularity"; item_counts: [n_items] (popularity only).
+  // Throws DataError when some user already holds every item (nothing left to sample).
+  NegativeSampler(const InteractionMatrix& exclude, const std::string& distribution, double alpha,
+                  const std::vector<int64_t>& item_counts);
+
+  // One negative item for `user`, never in the user's excluded row.
+  int32_t sample(int32_t user, Rng& rng) const;
+
+ private:
+  int32_t draw(Rng& rng) const;
+
+  const InteractionMatrix* exclude_;
+  bool popularity_ = false;
+  int64_t n_items_ = 0;
+  // Vose alias table over item ids (popularity only).
+  std::vector<double> prob_;
+  std::vector<int32_t> alias_;
+};
+
+}  // namespace recbole::data

@@ -1,0 +1,52 @@
+#pragma once
+// TrainBatcher: the training data loader for pairwise models (RecBole's TrainDataLoader with
+// negative sampling). Each epoch shuffles the training interactions with a stream seeded from
+// (seed, epoch); a batch holds `step = max(train_batch_size / sample_num, 1)` positive rows, each
+// repeated sample_num times as a block with one sampled negative per row (RecBole's layout).
+//
+// Distributed: every rank computes the same epoch order and takes the rows of each batch whose
+// position p satisfies p % world_size == rank, so the ranks together see every batch exactly
+// once. Rank and world size are given explicitly; this never asks a process group.
+#include <cstdint>
+#include <vector>
+
+#include "recbole/data/negative_sampler.h"
+
+namespace recbole::data {
+
+struct PairBatch {
+  std::vector<int64_t> users;      // [B]
+  std::vector<int64_t> pos_items;  // [B]
+  std::vector<int64_t> neg_items;  // [B]; empty when there is no sampler
+  int64_t size() const { return static_cast<int64_t>(users.size()); }
+};
+
+class TrainBatcher {
+ public:
+  // users, items: [n] the training interactions (kept by reference: they must outlive this).
+  // sampler may be null (no negative sampling).
+  TrainBatcher(const std::vector<int32_t>& users, const std::vector<int32_t>& items,
+               const NegativeSampler* sampler, int sample_num, int64_t train_batch_size,
+               bool shuffle, uint64_t seed, int rank = 0, int world_size = 1);
+
+  void start_epoch(int64_t epoch);
+  // Fills `out` with this rank's part of the next batch; false when the epoch is over.
+  bool next(PairBatch& out);
+  int64_t batches_per_epoch() const;
+  int64_t step() const { return step_; }
+
+ private:
+  const std::vector<int32_t>& users_;
+  const std::vector<int32_t>& items_;
+  const NegativeSampler* sampler_;
+  int sample_num_;
+  int64_t step_;
+  bool shuffle_;
+  uint64_t seed_;
+  int rank_, world_;
+  std::vector<int64_t> order_;
+  int64_t cursor_ = 0;
+  Rng neg_rng_;
+};
+
+}  // namespace recbole::data

@@ -1,0 +1,195 @@
+#include "recbole/quick_start.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <numeric>
+
+#include <torch/torch.h>
+
+#include "models/model.h"
+#include "recbole/config/config.h"
+#include "recbole/data/dataset.h"
+#include "recbole/data/download.h"
+#include "recbole/data/interaction_matrix.h"
+#include "recbole/data/split.h"
+#include "recbole/utils/device_manager.h"
+#include "recbole/utils/dist.h"
+#include "recbole/utils/error.h"
+#include "recbole/utils/logging.h"
+#include "recbole/utils/memory.h"
+#include "trainer/evaluator.h"
+#include "trainer/trainer.h"
+
+namespace recbole {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+}
+
+nlohmann::json metrics_json(const std::vector<std::pair<std::string, double>>& values) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : values) j[k] = v;
+  return j;
+}
+
+// log/<model>/<model>-<dataset>-<Mon-DD-YYYY_HH-MM-SS>-<hash of the config>.log, as RecBole.
+std::string log_file_path(const config::Config& config) {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%b-%d-%Y_%H-%M-%S", &tm);
+  char hash[16];
+  std::snprintf(hash, sizeof hash, "%06zx", std::hash<std::string>{}(config.dump()) & 0xffffff);
+  return (std::filesystem::path(config.get_string("log_dir")) / config.model() /
+          (config.model() + "-" + config.dataset() + "-" + buf + "-" + hash + ".log"))
+      .string();
+}
+
+// Makes sure the dataset's files exist: the local main rank downloads when they are missing,
+// then every rank meets at a barrier (a no-op in a single process) before anyone reads them.
+void prepare_dataset_files(const config::Config& config, Dist& dist) {
+  if (config.is_null("benchmark_filename") && dist.is_local_main()) {
+    const std::string folder = (std::filesystem::path(config.get_string("data_path")) / config.dataset()).string();
+    const std::string inter = folder + "/" + config.dataset() + ".inter";
+    if (!std::filesystem::exists(inter)) {
+      data::DownloadOptions opts;
+      opts.timeout_s = config.get_double("download_timeout");
+      opts.retries = static_cast<int>(config.get_int("download_retries"));
+      opts.show_progress = config.get_bool("show_progress");
+      data::ensure_dataset_files(
+          config.dataset(), config.get_string("data_path"), opts,
+          config.is_null("download_url") ? "" : config.get_string("download_url"),
+          config.is_null("download_sha256") ? "" : config.get_string("download_sha256"));
+    }
+  }
+  dist.barrier("dataset files ready");
+}
+
+}  // namespace
+
+nlohmann::json RunResult::to_json() const {
+  nlohmann::json j;
+  j["model"] = model;
+  j["dataset"] = dataset;
+  j["best_valid_score"] = best_valid_score ? nlohmann::json(*best_valid_score) : nlohmann::json();
+  j["valid_score_bigger"] = valid_score_bigger;
+  j["best_valid_result"] = metrics_json(best_valid_result);
+  j["test_result"] = metrics_json(test_result);
+  j["epochs_run"] = epochs_run;
+  j["timing"] = {{"data_s", timing.data_s},
+                 {"train_s_per_epoch", timing.train_s_per_epoch},
+                 {"eval_s_per_epoch", timing.eval_s_per_epoch},
+                 {"total_s", timing.total_s}};
+  j["peak_rss_mb"] = peak_rss_mb;
+  return j;
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error("cannot write " + tmp);
+    out << text;
+    if (!out.flush()) throw Error("cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+RunResult run_recbole(const std::string& model, const std::string& dataset,
+                      const std::vector<std::string>& config_files,
+                      const std::vector<std::pair<std::string, std::string>>& overrides) {
+  config::ConfigSources sources;
+  sources.model = model;
+  sources.dataset = dataset;
+  sources.config_files = config_files;
+  sources.api_overrides = overrides;
+  return run(config::Config::build(sources));
+}
+
+RunResult run(const config::Config& config) {
+  const auto t_start = Clock::now();
+  Dist dist(detect_dist_settings(config), /*cuda=*/false);
+  // Ranks other than 0 log errors only; rank 0 logs at the configured level, also to a file.
+  log::set_level(dist.is_main() ? log::parse_level(config.get_string("state")) : log::Level::kError);
+  if (dist.is_main()) {
+    const std::string log_path = log_file_path(config);
+    log::set_file(log_path);
+    log::info("log file: " + log_path);
+  }
+  DeviceManager device = DeviceManager::from_config(config, dist.local_rank());
+  log::info(config.dump());
+  log::info("device: " + device.name() + (dist.active() ? ", rank " + std::to_string(dist.rank()) +
+                                                              " of " + std::to_string(dist.world_size())
+                                                        : std::string()));
+
+  // Data: the local main rank fetches files; every rank builds the same dataset and split.
+  auto t0 = Clock::now();
+  prepare_dataset_files(config, dist);
+  const data::DatasetOptions options = data::DatasetOptions::from_config(config);
+  const data::Dataset dataset = data::Dataset::load(options);
+  const data::SplitDataset split = data::split_dataset(dataset, options);
+  RunResult result;
+  result.timing.data_s = seconds_since(t0);
+  log::info(dataset.summary());
+  log::info("split sizes: train " + std::to_string(split.train.size()) + ", valid " +
+            std::to_string(split.valid.size()) + ", test " + std::to_string(split.test.size()));
+
+  const int64_t n_users = dataset.n_users(), n_items = dataset.n_items();
+  const data::InteractionMatrix train(n_users, n_items, split.train.users, split.train.items);
+  const data::InteractionMatrix valid(n_users, n_items, split.valid.users, split.valid.items);
+  const data::InteractionMatrix test(n_users, n_items, split.test.users, split.test.items);
+  const data::InteractionMatrix train_valid = data::InteractionMatrix::merge(train, valid);
+  std::vector<int64_t> item_counts(n_items, 0);
+  for (int32_t i : split.train.items) ++item_counts[i];
+
+  // Same seed on every rank: identical initial weights (rank 0's are broadcast anyway).
+  device.seed(static_cast<uint64_t>(config.get_int("seed")));
+  models::ModelContext ctx{config, n_users, n_items, train, device};
+  std::shared_ptr<models::Model> model = models::create_model(config.model(), ctx);
+  log::info(model->describe());
+  log::info("Trainable parameters: " + std::to_string(model->trainable_parameter_count()));
+
+  trainer::Evaluator evaluator(trainer::evaluator_settings_from_config(config), device, dist,
+                               n_items, item_counts);
+  trainer::TrainData td{split.train.users, split.train.items, train, valid, test, train_valid};
+  trainer::Trainer trainer(config, *model, device, dist, td, evaluator);
+  trainer::FitResult fit = trainer.fit();
+  auto t_test = Clock::now();
+  result.test_result = trainer.test(/*load_best=*/true);
+  const double test_s = seconds_since(t_test);
+
+  result.model = config.model();
+  result.dataset = config.dataset();
+  result.best_valid_score = fit.best_valid_score;
+  result.valid_score_bigger = trainer::valid_metric_bigger(config.get_string("valid_metric"));
+  result.best_valid_result = fit.best_valid_result;
+  result.epochs_run = fit.epochs_run;
+  result.timing.train_s_per_epoch = mean(fit.train_seconds);
+  result.timing.eval_s_per_epoch = fit.eval_seconds.empty() ? test_s : mean(fit.eval_seconds);
+  result.timing.total_s = seconds_since(t_start);
+  result.peak_rss_mb = static_cast<double>(memory::peak_rss_bytes()) / (1024.0 * 1024.0);
+  const int places = static_cast<int>(config.get_int("metric_decimal_place"));
+  log::info("best valid : " + trainer::format_metrics(result.best_valid_result, places));
+  log::info("test result: " + trainer::format_metrics(result.test_result, places));
+  if (dist.is_main() && !config.is_null("result_file"))
+    write_file_atomically(config.get_string("result_file"), result.to_json().dump(2) + "\n");
+  log::set_file("");
+  return result;
+}
+
+}  // namespace recbole

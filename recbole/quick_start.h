@@ -1,0 +1,55 @@
+#pragma once
+// The C++ API: run a whole experiment (config → dataset → model → train → test) the way
+// `recbole_run` does, and get the result back. The parts (config::Config, data::Dataset,
+// models::create_model, trainer::Trainer) can also be used on their own; see
+// tools/example_api.cpp.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace recbole::config {
+class Config;
+}
+
+namespace recbole {
+
+struct RunTiming {
+  double data_s = 0;             // load + preprocess + split
+  double train_s_per_epoch = 0;  // mean over epochs (fitted-once models: the fit)
+  double eval_s_per_epoch = 0;   // mean over validations
+  double total_s = 0;
+};
+
+struct RunResult {
+  std::string model;
+  std::string dataset;
+  std::optional<double> best_valid_score;
+  bool valid_score_bigger = true;
+  std::vector<std::pair<std::string, double>> best_valid_result;
+  std::vector<std::pair<std::string, double>> test_result;
+  int64_t epochs_run = 0;
+  RunTiming timing;
+  double peak_rss_mb = 0;
+
+  // {"model","dataset","best_valid_score","best_valid_result":{...},"test_result":{...},
+  //  "epochs_run","timing":{...},"peak_rss_mb"}
+  nlohmann::json to_json() const;
+};
+
+// Builds the config (defaults < model < dataset < config_files < overrides) and runs it.
+RunResult run_recbole(const std::string& model, const std::string& dataset,
+                      const std::vector<std::string>& config_files = {},
+                      const std::vector<std::pair<std::string, std::string>>& overrides = {});
+
+// Runs an experiment from a built config. Rank and world size come from the launcher (see
+// detect_dist_settings); a single process never creates a process group.
+RunResult run(const config::Config& config);
+
+// Writes `text` to `path` through a temporary file and a rename, so a reader never sees half a
+// file and an old file is replaced only by a complete new one.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace recbole

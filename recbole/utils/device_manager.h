@@ -1,0 +1,63 @@
+#pragma once
+// DeviceManager: the only object that decides where tensors live, and the only place that asks
+// whether CUDA exists. It also owns seeding and libtorch's thread settings.
+//
+// Every model receives it and creates parameters and outputs on device(); the trainer and the
+// evaluator call check() on every model output, so a tensor on the wrong device is a DeviceError
+// naming the model and the tensor, never a silent copy and never a crash inside libtorch.
+#include <cstdint>
+#include <string>
+
+#include <torch/torch.h>
+
+namespace recbole::config {
+class Config;
+}
+
+namespace recbole {
+
+struct DeviceSettings {
+  std::string device = "auto";  // auto | cpu | cuda | cuda:N
+  std::string gpu_id;           // RecBole's gpu_id: "" forces the CPU when device is auto
+  bool strict = false;          // CUDA asked for but absent: error instead of warning + CPU
+  int local_rank = 0;           // with device cuda (no index), rank r uses cuda:r
+  uint64_t seed = 2020;
+  bool reproducibility = true;
+  int num_threads = 1;          // libtorch intra-op threads; 0 = leave libtorch's default
+};
+
+class DeviceManager {
+ public:
+  explicit DeviceManager(const DeviceSettings& settings = DeviceSettings());
+  static DeviceManager from_config(const config::Config& config, int local_rank = 0);
+
+  const torch::Device& device() const { return device_; }
+  bool is_cuda() const { return device_.is_cuda(); }
+  std::string name() const { return device_.str(); }
+
+  torch::TensorOptions float_options() const {
+    return torch::TensorOptions().dtype(torch::kFloat32).device(device_);
+  }
+  torch::TensorOptions long_options() const {
+    return torch::TensorOptions().dtype(torch::kInt64).device(device_);
+  }
+
+  // Copies a CPU tensor (batches, index lists, masks) to the device; a no-op on the CPU.
+  torch::Tensor place(const torch::Tensor& t) const;
+
+  // Throws DeviceError unless `t` is defined and on device(): "<model>: <what> is on cuda:0,
+  // expected cpu (the device manager's device)".
+  void check(const torch::Tensor& t, const std::string& model, const std::string& what) const;
+
+  // Seeds libtorch's CPU (and CUDA) generators.
+  void seed(uint64_t seed) const;
+  uint64_t base_seed() const { return settings_.seed; }
+
+  static bool cuda_available();
+
+ private:
+  DeviceSettings settings_;
+  torch::Device device_;
+};
+
+}  // namespace recbole

@@ -1,0 +1,70 @@
+#pragma once
+// Dist: the one object that owns rank, local rank, world size and the process group.
+//
+// World size 1: no process group is ever created and every collective returns at once, so a
+// single-process run never touches c10d (RecBole's "Default process group has not been
+// initialized" after a download cannot happen). World size > 1: collectives go through c10d
+// (Gloo for CPU tensors, NCCL for CUDA). Every rank runs the same code path; rank-specific work
+// is followed by a barrier that all ranks reach.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace recbole::config {
+class Config;
+}
+
+namespace recbole {
+
+struct DistSettings {
+  int rank = 0;
+  int local_rank = 0;
+  int world_size = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 5678;
+  double timeout_s = 1800;
+  std::string backend = "auto";  // auto | gloo | nccl
+  std::string launcher = "none";  // none | recbole | torchrun | openmpi | slurm | config
+  bool store_hosted_by_launcher = false;  // torchrun hosts the store: every rank is a client
+};
+
+// Reads rank and world size from the launcher that started this process, whichever it is:
+// recbole_run --nproc (RECBOLE_* variables), torchrun (RANK, WORLD_SIZE, LOCAL_RANK,
+// MASTER_ADDR, MASTER_PORT), OpenMPI (OMPI_COMM_WORLD_*), Slurm (SLURM_PROCID, SLURM_NTASKS,
+// SLURM_LOCALID), or the config keys (world_size, offset, ip, port). Nothing found: rank 0 of 1.
+DistSettings detect_dist_settings(const config::Config& config);
+
+class Dist {
+ public:
+  // World size 1 creates nothing. Otherwise connects to the store and creates the process
+  // group, or throws DistError naming address, port, rank, world size and what to check.
+  explicit Dist(const DistSettings& settings = DistSettings(), bool cuda = false);
+  ~Dist();
+  Dist(const Dist&) = delete;
+  Dist& operator=(const Dist&) = delete;
+
+  int rank() const { return settings_.rank; }
+  int local_rank() const { return settings_.local_rank; }
+  int world_size() const { return settings_.world_size; }
+  bool is_main() const { return settings_.rank == 0; }
+  bool is_local_main() const { return settings_.local_rank == 0; }
+  bool active() const { return settings_.world_size > 1; }
+  const DistSettings& settings() const { return settings_; }
+
+  void barrier(const std::string& what = "barrier");
+  // In-place sum over ranks of a dense tensor (any device the backend supports).
+  void all_reduce_sum(torch::Tensor& t);
+  void broadcast(torch::Tensor& t, int root = 0);
+  // Concatenation over ranks (rank order) of 1-D CPU tensors of any length.
+  torch::Tensor all_gather_cat(const torch::Tensor& t);
+
+ private:
+  struct Impl;
+  DistSettings settings_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace recbole

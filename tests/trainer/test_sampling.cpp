@@ -1,0 +1,115 @@
+// InteractionMatrix, NegativeSampler and TrainBatcher: the training-data side of the trainer.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "recbole/data/interaction_matrix.h"
+#include "recbole/data/negative_sampler.h"
+#include "recbole/data/train_batcher.h"
+#include "recbole/utils/error.h"
+
+using recbole::data::InteractionMatrix;
+using recbole::data::NegativeSampler;
+using recbole::data::PairBatch;
+using recbole::data::Rng;
+using recbole::data::TrainBatcher;
+
+TEST_CASE("InteractionMatrix sorts rows, drops duplicates and merges", "[data]") {
+  InteractionMatrix m(4, 6, {2, 1, 2, 2, 3}, {5, 3, 1, 5, 2});
+  REQUIRE(m.nnz() == 4);
+  REQUIRE(m.row_size(0) == 0);
+  REQUIRE(std::vector<int32_t>(m.row_begin(2), m.row_end(2)) == std::vector<int32_t>{1, 5});
+  REQUIRE(m.contains(1, 3));
+  REQUIRE_FALSE(m.contains(1, 4));
+  REQUIRE(m.nonempty_users() == std::vector<int32_t>{1, 2, 3});
+  InteractionMatrix other(4, 6, {1, 0}, {4, 2});
+  InteractionMatrix u = InteractionMatrix::merge(m, other);
+  REQUIRE(std::vector<int32_t>(u.row_begin(1), u.row_end(1)) == std::vector<int32_t>{3, 4});
+  REQUIRE(u.row_size(0) == 1);
+  REQUIRE(u.item_degrees() == std::vector<int64_t>{0, 1, 2, 1, 1, 1});
+}
+
+TEST_CASE("uniform negatives never hit the user's items or the padding id", "[data]") {
+  InteractionMatrix m(3, 6, {1, 1, 1, 2}, {1, 2, 3, 5});
+  NegativeSampler s(m, "uniform", 1.0, {});
+  Rng rng(7);
+  std::set<int32_t> seen;
+  for (int i = 0; i < 2000; ++i) {
+    int32_t n = s.sample(1, rng);
+    REQUIRE(n >= 4);
+    REQUIRE(n <= 5);
+    seen.insert(n);
+    REQUIRE(s.sample(2, rng) != 5);
+  }
+  REQUIRE(seen == std::set<int32_t>{4, 5});
+}
+
+TEST_CASE("popularity negatives follow count^alpha and skip zero counts", "[data]") {
+  InteractionMatrix m(2, 5, {1}, {1});
+  // Item 2 three times as popular as item 3; item 4 never seen.
+  NegativeSampler s(m, "popularity", 1.0, {0, 5, 3, 1, 0});
+  Rng rng(11);
+  std::map<int32_t, int> count;
+  for (int i = 0; i < 40000; ++i) ++count[s.sample(1, rng)];
+  REQUIRE(count[1] == 0);  // the user's own item
+  REQUIRE(count[4] == 0);  // zero popularity
+  REQUIRE(double(count[2]) / count[3] == Approx(3.0).epsilon(0.06));
+}
+
+TEST_CASE("a user holding every item makes sampling an error, not a hang", "[data]") {
+  InteractionMatrix m(2, 4, {1, 1, 1}, {1, 2, 3});
+  REQUIRE_THROWS_AS(NegativeSampler(m, "uniform", 1.0, {}), recbole::DataError);
+}
+
+TEST_CASE("TrainBatcher covers every row once per epoch, reproducibly", "[data]") {
+  std::vector<int32_t> users, items;
+  for (int i = 0; i < 103; ++i) users.push_back(1 + i % 7), items.push_back(1 + i % 11);
+  InteractionMatrix m(8, 30, users, items);
+  NegativeSampler s(m, "uniform", 1.0, {});
+  auto epoch_rows = [&](uint64_t seed, int rank, int world, int64_t epoch) {
+    TrainBatcher b(users, items, &s, 1, 10, true, seed, rank, world);
+    b.start_epoch(epoch);
+    std::vector<std::pair<int64_t, int64_t>> rows;
+    PairBatch pb;
+    while (b.next(pb)) {
+      REQUIRE(pb.neg_items.size() == pb.users.size());
+      for (int64_t k = 0; k < pb.size(); ++k) {
+        REQUIRE_FALSE(m.contains(static_cast<int32_t>(pb.users[k]), static_cast<int32_t>(pb.neg_items[k])));
+        rows.emplace_back(pb.users[k], pb.pos_items[k]);
+      }
+    }
+    return rows;
+  };
+  auto a = epoch_rows(42, 0, 1, 0);
+  REQUIRE(a.size() == 103);
+  REQUIRE(a == epoch_rows(42, 0, 1, 0));    // same seed, same order
+  REQUIRE(a != epoch_rows(42, 0, 1, 1));    // a new epoch reshuffles
+  // Two ranks split every batch between them and together see each row exactly once.
+  auto r0 = epoch_rows(42, 0, 2, 0), r1 = epoch_rows(42, 1, 2, 0);
+  REQUIRE(r0.size() + r1.size() == 103);
+  auto all = r0;
+  all.insert(all.end(), r1.begin(), r1.end());
+  std::sort(all.begin(), all.end());
+  auto expect = a;
+  std::sort(expect.begin(), expect.end());
+  REQUIRE(all == expect);
+}
+
+TEST_CASE("TrainBatcher batch size follows RecBole's step rule", "[data]") {
+  std::vector<int32_t> users(50, 1), items(50, 1);
+  for (int i = 0; i < 50; ++i) items[i] = 1 + i;
+  InteractionMatrix m(3, 200, users, items);
+  NegativeSampler s(m, "uniform", 1.0, {});
+  TrainBatcher b(users, items, &s, /*sample_num=*/3, /*batch=*/20, false, 1);
+  REQUIRE(b.step() == 6);  // 20 // 3 positive rows, each repeated 3 times
+  b.start_epoch(0);
+  PairBatch pb;
+  REQUIRE(b.next(pb));
+  REQUIRE(pb.size() == 18);
+  // Block layout: the 6 positives, then the same 6 again, then again.
+  REQUIRE(std::vector<int64_t>(pb.pos_items.begin(), pb.pos_items.begin() + 6) ==
+          std::vector<int64_t>(pb.pos_items.begin() + 6, pb.pos_items.begin() + 12));
+  REQUIRE(b.batches_per_epoch() == 9);
+}

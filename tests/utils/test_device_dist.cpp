@@ -1,0 +1,89 @@
+// DeviceManager and Dist at world size 1: the field failures users reported elsewhere.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include <torch/torch.h>
+
+#include "recbole/utils/device_manager.h"
+#include "recbole/utils/dist.h"
+#include "recbole/utils/error.h"
+
+using recbole::DeviceManager;
+using recbole::DeviceSettings;
+using recbole::Dist;
+using recbole::DistSettings;
+
+TEST_CASE("a tensor on another device is a clear error naming model and tensor", "[device]") {
+  DeviceManager dm(DeviceSettings{"cpu"});
+  REQUIRE(dm.device().is_cpu());
+  dm.check(torch::zeros({2, 3}), "BPR", "scores");  // fine
+  // A meta tensor stands in for "a device other than the manager's" on a CPU-only machine.
+  torch::Tensor elsewhere = torch::empty({2, 3}, torch::TensorOptions().device(torch::kMeta));
+  try {
+    dm.check(elsewhere, "EASE", "full_sort_predict scores");
+    FAIL("expected DeviceError");
+  } catch (const recbole::DeviceError& e) {
+    const std::string msg = e.what();
+    REQUIRE(msg.find("EASE") != std::string::npos);
+    REQUIRE(msg.find("full_sort_predict scores") != std::string::npos);
+    REQUIRE(msg.find("meta") != std::string::npos);
+    REQUIRE(msg.find("cpu") != std::string::npos);
+  }
+  REQUIRE_THROWS_AS(dm.check(torch::Tensor(), "BPR", "loss"), recbole::DeviceError);
+}
+
+TEST_CASE("CUDA asked for without a GPU: warning and CPU, or an error when strict", "[device]") {
+  if (DeviceManager::cuda_available()) return;  // this case is about machines without CUDA
+  DeviceSettings s;
+  s.device = "cuda";
+  REQUIRE(DeviceManager(s).device().is_cpu());
+  s.strict = true;
+  REQUIRE_THROWS_AS(DeviceManager(s), recbole::DeviceError);
+  s.device = "gpu0";
+  REQUIRE_THROWS_AS(DeviceManager(s), recbole::ConfigError);
+}
+
+TEST_CASE("seeding repeats the same random stream", "[device]") {
+  DeviceManager dm(DeviceSettings{"cpu"});
+  dm.seed(123);
+  torch::Tensor a = torch::rand({5});
+  dm.seed(123);
+  REQUIRE(torch::equal(a, torch::rand({5})));
+}
+
+TEST_CASE("world size 1: every collective is a no-op and no process group exists", "[dist]") {
+  // Regression for "Default process group has not been initialized": a single process must be
+  // able to call barrier() and friends (e.g. after a download) without any c10d state.
+  Dist dist(DistSettings{});
+  REQUIRE_FALSE(dist.active());
+  REQUIRE(dist.is_main());
+  dist.barrier("after download");
+  torch::Tensor t = torch::ones({3});
+  dist.all_reduce_sum(t);
+  dist.broadcast(t, 0);
+  REQUIRE(torch::equal(t, torch::ones({3})));
+  REQUIRE(torch::equal(dist.all_gather_cat(t), t));
+}
+
+TEST_CASE("a rank that cannot reach the store fails within the timeout, naming the address", "[dist]") {
+  DistSettings s;
+  s.rank = 1;  // a client: nobody hosts the store on this port
+  s.world_size = 2;
+  s.master_addr = "127.0.0.1";
+  s.master_port = 1;  // nothing listens on port 1
+  s.timeout_s = 2;
+  s.launcher = "torchrun";
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    Dist dist(s);
+    FAIL("expected DistError");
+  } catch (const recbole::DistError& e) {
+    const std::string msg = e.what();
+    REQUIRE(msg.find("127.0.0.1:1") != std::string::npos);
+    REQUIRE(msg.find("rank 1 of world size 2") != std::string::npos);
+    REQUIRE(msg.find("MASTER_PORT") != std::string::npos);
+  }
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  REQUIRE(took < 10.0);
+}

@@ -1,0 +1,151 @@
+#include "trainer/evaluator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include <torch/torch.h>
+
+#include "recbole/config/config.h"
+#include "recbole/utils/error.h"
+
+namespace recbole::trainer {
+
+EvaluatorSettings evaluator_settings_from_config(const config::Config& config) {
+  EvaluatorSettings s;
+  s.metrics = config.get_string_list("metrics");
+  s.topk = config.get_int_list("topk");
+  s.decimal_place = static_cast<int>(config.get_int("metric_decimal_place"));
+  s.memory_budget_bytes = config.get_int("eval_memory_budget_mb") << 20;
+  if (!config.is_null("tail_ratio")) s.tail_ratio = config.get_double("tail_ratio");
+  return s;
+}
+
+Evaluator::Evaluator(EvaluatorSettings settings, const DeviceManager& device, Dist& dist,
+                     int64_t n_items, std::vector<int64_t> item_train_count)
+    : settings_(std::move(settings)), device_(device), dist_(dist), n_items_(n_items) {
+  context_.n_items = n_items;
+  context_.item_train_count = std::move(item_train_count);
+  context_.tail_ratio = settings_.tail_ratio;
+  rank_stats_ = evaluator::needs_rank_stats(settings_.metrics);
+}
+
+evaluator::RankingRecords Evaluator::collect(models::Model& model,
+                                             const data::InteractionMatrix& positives,
+                                             const data::InteractionMatrix& history) const {
+  torch::NoGradGuard no_grad;
+  model.eval();
+  const int64_t k = *std::max_element(settings_.topk.begin(), settings_.topk.end());
+  const int64_t kk = std::min<int64_t>(k, n_items_);
+  std::vector<int32_t> users;
+  for (int32_t u : positives.nonempty_users())
+    if (static_cast<int>(u % dist_.world_size()) == dist_.rank()) users.push_back(u);
+
+  evaluator::RankingRecords rec;
+  rec.max_k = static_cast<int>(k);
+  const int64_t row_bytes = n_items_ * static_cast<int64_t>(sizeof(float));
+  const int64_t block = std::max<int64_t>(1, settings_.memory_budget_bytes / std::max<int64_t>(row_bytes, 1));
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+
+  for (size_t start = 0; start < users.size(); start += block) {
+    const int64_t b = std::min<int64_t>(block, static_cast<int64_t>(users.size() - start));
+    std::vector<int64_t> block_users(users.begin() + start, users.begin() + start + b);
+    torch::Tensor users_t = device_.place(torch::tensor(block_users, torch::kInt64));
+    torch::Tensor scores = model.full_sort_predict(users_t);
+    device_.check(scores, model.name(), "full_sort_predict scores");
+    if (scores.dim() != 2 || scores.size(0) != b || scores.size(1) != n_items_)
+      throw Error(model.name() + ": full_sort_predict returned shape " +
+                  c10::str(scores.sizes()) + ", expected [" + std::to_string(b) + ", " +
+                  std::to_string(n_items_) + "]");
+    if (scores.scalar_type() != torch::kFloat32) scores = scores.to(torch::kFloat32);
+    scores = scores.clone();  // the model may hand out a view of its own state
+
+    // Mask the padding column and the history (minus this split's positives).
+    scores.select(1, 0).fill_(neg_inf);
+    std::vector<int64_t> rows, cols;
+    for (int64_t r = 0; r < b; ++r) {
+      const int32_t u = static_cast<int32_t>(block_users[r]);
+      for (const int32_t* it = history.row_begin(u); it != history.row_end(u); ++it)
+        if (!positives.contains(u, *it)) rows.push_back(r), cols.push_back(*it);
+    }
+    if (!rows.empty()) {
+      torch::Tensor ri = device_.place(torch::tensor(rows, torch::kInt64));
+      torch::Tensor ci = device_.place(torch::tensor(cols, torch::kInt64));
+      scores.index_put_({ri, ci}, neg_inf);
+    }
+    auto [top_values, top_index] = torch::topk(scores, kk, /*dim=*/1);
+    torch::Tensor tv = top_values.to(torch::kCPU).contiguous();
+    torch::Tensor ti = top_index.to(torch::kCPU).contiguous();
+    const float* tvp = tv.data_ptr<float>();
+    const int64_t* tip = ti.data_ptr<int64_t>();
+    torch::Tensor cpu_scores;
+    if (rank_stats_) cpu_scores = scores.to(torch::kCPU).contiguous();
+    for (int64_t r = 0; r < b; ++r) {
+      const int32_t u = static_cast<int32_t>(block_users[r]);
+      for (int64_t j = 0; j < k; ++j) {
+        // Fewer finite candidates than K: the rest are misses (-1), as RecBole's −inf fill.
+        const bool valid = j < kk && tvp[r * kk + j] != neg_inf;
+        const int32_t item = valid ? static_cast<int32_t>(tip[r * kk + j]) : -1;
+        rec.topk_items.push_back(item);
+        rec.hits.push_back(valid && positives.contains(u, item) ? 1 : 0);
+      }
+      rec.pos_len.push_back(static_cast<int32_t>(positives.row_size(u)));
+      if (rank_stats_) {
+        auto st = evaluator::rank_stats(cpu_scores.data_ptr<float>() + r * n_items_, n_items_,
+                                        positives.row_begin(u), positives.row_size(u));
+        rec.pos_rank_sum.push_back(st.pos_rank_sum);
+        rec.user_len.push_back(st.user_len);
+      }
+    }
+  }
+  return rec;
+}
+
+namespace {
+
+template <typename T>
+torch::Tensor as_tensor(const std::vector<T>& v, torch::ScalarType type) {
+  return torch::from_blob(const_cast<T*>(v.data()), {static_cast<int64_t>(v.size())}, type).clone();
+}
+
+template <typename T>
+std::vector<T> as_vector(const torch::Tensor& t) {
+  torch::Tensor c = t.contiguous();
+  return std::vector<T>(c.data_ptr<T>(), c.data_ptr<T>() + c.numel());
+}
+
+// Gathers every rank's records (rank order) so that all ranks hold every user exactly once.
+evaluator::RankingRecords gather(Dist& dist, const evaluator::RankingRecords& local) {
+  if (!dist.active()) return local;
+  evaluator::RankingRecords all;
+  all.max_k = local.max_k;
+  all.topk_items = as_vector<int32_t>(dist.all_gather_cat(as_tensor(local.topk_items, torch::kInt32)));
+  all.hits = as_vector<uint8_t>(dist.all_gather_cat(as_tensor(local.hits, torch::kUInt8)));
+  all.pos_len = as_vector<int32_t>(dist.all_gather_cat(as_tensor(local.pos_len, torch::kInt32)));
+  all.pos_rank_sum =
+      as_vector<double>(dist.all_gather_cat(as_tensor(local.pos_rank_sum, torch::kFloat64)));
+  all.user_len = as_vector<int32_t>(dist.all_gather_cat(as_tensor(local.user_len, torch::kInt32)));
+  return all;
+}
+
+}  // namespace
+
+MetricValues Evaluator::evaluate(models::Model& model, const data::InteractionMatrix& positives,
+                                 const data::InteractionMatrix& history) const {
+  evaluator::RankingRecords rec = gather(dist_, collect(model, positives, history));
+  return evaluator::compute_metrics(settings_.metrics, settings_.topk, rec, context_,
+                                    settings_.decimal_place);
+}
+
+std::string format_metrics(const MetricValues& values, int decimal_place) {
+  std::string out;
+  char buf[64];
+  for (const auto& [name, v] : values) {
+    std::snprintf(buf, sizeof buf, "%.*f", decimal_place, v);
+    out += (out.empty() ? "" : "    ") + name + " : " + buf;
+  }
+  return out;
+}
+
+}  // namespace recbole::trainer

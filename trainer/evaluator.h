@@ -1,0 +1,62 @@
+#pragma once
+// Full-ranking evaluation (RecBole §5): for each evaluated user (those with at least one
+// interaction in the split, ascending id), the model scores every item, the padding item and the
+// user's history are masked to −inf, and the top-K is taken on the device. Users are processed
+// in blocks sized so that the [B, n_items] float32 score block stays within
+// eval_memory_budget_mb, whatever the number of users and items.
+//
+// Distributed: evaluated users are dealt round-robin over ranks; every rank collects per-user
+// records, which are gathered so that each user counts exactly once and every rank computes the
+// same metrics as a single process would (unlike RecBole, which weights ranks by batch count).
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/model.h"
+#include "recbole/data/interaction_matrix.h"
+#include "recbole/evaluator/metrics.h"
+#include "recbole/utils/dist.h"
+
+namespace recbole::trainer {
+
+using MetricValues = std::vector<std::pair<std::string, double>>;
+
+struct EvaluatorSettings {
+  std::vector<std::string> metrics;
+  std::vector<int64_t> topk;
+  int decimal_place = 4;
+  int64_t memory_budget_bytes = 256LL << 20;
+  double tail_ratio = 0.1;
+};
+
+EvaluatorSettings evaluator_settings_from_config(const config::Config& config);
+
+class Evaluator {
+ public:
+  // item_train_count: [n_items] interactions per item in the training split (for popularity
+  // metrics).
+  Evaluator(EvaluatorSettings settings, const DeviceManager& device, Dist& dist, int64_t n_items,
+            std::vector<int64_t> item_train_count);
+
+  // positives: the split's user → items; history: items to mask (the user's positives in this
+  // split are never masked, as in RecBole). Returns metrics in RecBole's order.
+  MetricValues evaluate(models::Model& model, const data::InteractionMatrix& positives,
+                        const data::InteractionMatrix& history) const;
+
+  // The per-user records of this rank only (tests and distributed checks use them).
+  evaluator::RankingRecords collect(models::Model& model, const data::InteractionMatrix& positives,
+                                    const data::InteractionMatrix& history) const;
+
+ private:
+  EvaluatorSettings settings_;
+  const DeviceManager& device_;
+  Dist& dist_;
+  int64_t n_items_;
+  evaluator::MetricContext context_;
+  bool rank_stats_;
+};
+
+// "recall@10 : 0.2466    mrr@10 : 0.4895 ..." with `decimal_place` decimals.
+std::string format_metrics(const MetricValues& values, int decimal_place);
+
+}  // namespace recbole::trainer

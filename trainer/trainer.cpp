@@ -1,0 +1,326 @@
+#include "trainer/trainer.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <limits>
+
+#include <torch/torch.h>
+
+#include "recbole/config/config.h"
+#include "recbole/evaluator/metrics.h"
+#include "recbole/utils/error.h"
+#include "recbole/utils/logging.h"
+
+namespace recbole::trainer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string fixed(double v, int places) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", places, v);
+  return buf;
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const config::Config& config,
+                                                        std::vector<torch::Tensor> params) {
+  const std::string learner = lower(config.get_string("learner"));
+  const double lr = config.get_double("learning_rate");
+  const double wd = config.get_double("weight_decay");
+  if (learner == "adam")
+    return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(lr).weight_decay(wd));
+  if (learner == "adamw")
+    return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(lr).weight_decay(wd));
+  if (learner == "sgd")
+    return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(lr).weight_decay(wd));
+  if (learner == "adagrad")
+    return std::make_unique<torch::optim::Adagrad>(params, torch::optim::AdagradOptions(lr).weight_decay(wd));
+  if (learner == "rmsprop")
+    return std::make_unique<torch::optim::RMSprop>(params, torch::optim::RMSpropOptions(lr).weight_decay(wd));
+  if (learner == "sparse_adam") {
+    // libtorch's C++ API has no SparseAdam and our embeddings take dense gradients (as RecBole's
+    // do, where sparse_adam then fails); Adam without weight decay is the closest honest choice.
+    if (wd > 0) log::warning("learner sparse_adam ignores weight_decay, as in RecBole");
+    log::warning("learner sparse_adam: dense embeddings; using Adam without weight decay");
+    return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(lr));
+  }
+  throw ConfigError("learner: expected adam, adamw, sgd, adagrad, rmsprop or sparse_adam, got \"" +
+                    learner + "\"");
+}
+
+// Rank 0's start time and pid name the checkpoint; other ranks receive them so that every rank
+// agrees on the path.
+std::string checkpoint_name(const config::Config& config, Dist& dist) {
+  torch::Tensor stamp = torch::tensor({static_cast<int64_t>(std::time(nullptr)),
+                                       static_cast<int64_t>(::getpid())}, torch::kInt64);
+  dist.broadcast(stamp, 0);
+  std::time_t now = static_cast<std::time_t>(stamp[0].item<int64_t>());
+  const int64_t pid = stamp[1].item<int64_t>();
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%b-%d-%Y_%H-%M-%S", &tm);
+  // The pid keeps two runs started in the same second apart.
+  return (std::filesystem::path(config.get_string("checkpoint_dir")) /
+          (config.model() + "-" + buf + "-" + std::to_string(pid) + ".pth"))
+      .string();
+}
+
+// A one-line progress bar on stderr, only when stderr is a terminal.
+class Progress {
+ public:
+  Progress(bool enabled, std::string label, int64_t total)
+      : enabled_(enabled && ::isatty(2)), label_(std::move(label)), total_(total) {}
+  void tick(int64_t done) {
+    if (!enabled_ || total_ <= 0) return;
+    const int width = 30;
+    const int filled = static_cast<int>(width * done / total_);
+    std::fprintf(stderr, "\r%s [%s%s] %lld/%lld", label_.c_str(), std::string(filled, '#').c_str(),
+                 std::string(width - filled, ' ').c_str(), static_cast<long long>(done),
+                 static_cast<long long>(total_));
+    if (done == total_) std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  bool enabled_;
+  std::string label_;
+  int64_t total_;
+};
+
+}  // namespace
+
+bool valid_metric_bigger(const std::string& valid_metric) {
+  const std::string name = lower(valid_metric.substr(0, valid_metric.find('@')));
+  return !(name == "mae" || name == "rmse" || name == "logloss" || name == "averagepopularity" ||
+           name == "giniindex");
+}
+
+Trainer::Trainer(const config::Config& config, models::Model& model, const DeviceManager& device,
+                 Dist& dist, const TrainData& data, const Evaluator& evaluator)
+    : config_(config),
+      model_(model),
+      device_(device),
+      dist_(dist),
+      data_(data),
+      evaluator_(evaluator),
+      checkpoint_path_(checkpoint_name(config, dist)) {
+  if (model_.kind() != models::ModelKind::kGradient) return;
+  const YAML::Node neg = config_.node("train_neg_sample_args");
+  const std::string dist_name = neg["distribution"] ? neg["distribution"].as<std::string>() : "none";
+  int sample_num = 1;
+  if (dist_name != "none") {
+    sample_num = neg["sample_num"].as<int>();
+    std::vector<int64_t> counts(model_.n_items(), 0);
+    for (int32_t i : data_.train_items) ++counts[i];
+    sampler_ = std::make_unique<data::NegativeSampler>(
+        data_.train, dist_name, neg["alpha"] ? neg["alpha"].as<double>() : 1.0, counts);
+  }
+  batcher_ = std::make_unique<data::TrainBatcher>(
+      data_.train_users, data_.train_items, sampler_.get(), sample_num,
+      config_.get_int("train_batch_size"), config_.get_bool("shuffle"),
+      static_cast<uint64_t>(config_.get_int("seed")), dist_.rank(), dist_.world_size());
+  optimizer_ = make_optimizer(config_, model_.parameters());
+}
+
+void Trainer::sync_initial_parameters() {
+  if (!dist_.active()) return;
+  torch::NoGradGuard no_grad;
+  for (auto& p : model_.parameters()) dist_.broadcast(p, 0);
+}
+
+void Trainer::average_gradients() {
+  if (!dist_.active()) return;
+  // One flat bucket: a single all-reduce per step instead of one per parameter.
+  std::vector<torch::Tensor> grads;
+  for (auto& p : model_.parameters())
+    if (p.requires_grad())
+      grads.push_back(p.grad().defined() ? p.grad().reshape({-1}) : torch::zeros({p.numel()}, p.options()));
+  torch::Tensor flat = torch::cat(grads);
+  dist_.all_reduce_sum(flat);
+  flat.div_(dist_.world_size());
+  int64_t offset = 0;
+  for (auto& p : model_.parameters()) {
+    if (!p.requires_grad()) continue;
+    torch::Tensor g = flat.narrow(0, offset, p.numel()).view(p.sizes());
+    if (p.grad().defined()) p.mutable_grad().copy_(g);
+    else p.mutable_grad() = g.clone();
+    offset += p.numel();
+  }
+}
+
+double Trainer::train_epoch(int64_t epoch) {
+  model_.train();
+  batcher_->start_epoch(epoch);
+  const bool clip = !config_.is_null("clip_grad_norm");
+  double max_norm = 0, norm_type = 2;
+  if (clip) {
+    YAML::Node c = config_.node("clip_grad_norm");
+    max_norm = c["max_norm"].as<double>();
+    if (c["norm_type"]) norm_type = c["norm_type"].as<double>();
+  }
+  Progress progress(config_.get_bool("show_progress") && dist_.is_main(),
+                    "Train " + std::to_string(epoch), batcher_->batches_per_epoch());
+  data::PairBatch pb;
+  torch::Tensor total = torch::zeros({}, device_.float_options());
+  int64_t b = 0;
+  while (batcher_->next(pb)) {
+    models::TrainBatch batch;
+    batch.users = device_.place(torch::from_blob(pb.users.data(), {pb.size()}, torch::kInt64).clone());
+    batch.pos_items = device_.place(torch::from_blob(pb.pos_items.data(), {pb.size()}, torch::kInt64).clone());
+    if (!pb.neg_items.empty())
+      batch.neg_items = device_.place(torch::from_blob(pb.neg_items.data(), {pb.size()}, torch::kInt64).clone());
+    optimizer_->zero_grad();
+    torch::Tensor loss = model_.calculate_loss(batch);
+    device_.check(loss, model_.name(), "loss");
+    loss.backward();
+    average_gradients();
+    if (clip) torch::nn::utils::clip_grad_norm_(model_.parameters(), max_norm, norm_type);
+    optimizer_->step();
+    total += loss.detach();
+    progress.tick(++b);
+  }
+  // One device→host sync per epoch rather than per batch.
+  const double sum = total.item<double>();
+  if (std::isnan(sum))
+    throw Error("Training loss is nan at epoch " + std::to_string(epoch) + " (model " +
+                model_.name() + "): lower learning_rate or set clip_grad_norm");
+  return sum;
+}
+
+void Trainer::save_checkpoint(const std::string& path) const {
+  if (!dist_.is_main()) return;
+  std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  torch::serialize::OutputArchive archive;
+  model_.save(archive);
+  archive.save_to(tmp);
+  std::filesystem::rename(tmp, path);
+}
+
+void Trainer::load_checkpoint(const std::string& path) {
+  if (!std::filesystem::exists(path))
+    throw Error("checkpoint " + path + " does not exist");
+  torch::serialize::InputArchive archive;
+  archive.load_from(path, device_.device());
+  model_.load(archive);
+}
+
+MetricValues Trainer::validate() {
+  return evaluator_.evaluate(model_, data_.valid, data_.train);
+}
+
+FitResult Trainer::fit() {
+  FitResult result;
+  const int64_t epochs = config_.get_int("epochs");
+  const int64_t eval_step = std::min(config_.get_int("eval_step"), std::max<int64_t>(epochs, 1));
+  const int64_t stopping_step = config_.get_int("stopping_step");
+  const std::string valid_metric = lower(config_.get_string("valid_metric"));
+  const bool bigger = valid_metric_bigger(valid_metric);
+  const bool has_valid = data_.valid.nnz() > 0;
+  const int loss_places = static_cast<int>(config_.get_int("loss_decimal_place"));
+  auto pick = [&](const MetricValues& values) {
+    for (const auto& [k, v] : values)
+      if (k == valid_metric) return v;
+    throw ConfigError("valid_metric: \"" + config_.get_string("valid_metric") +
+                      "\" is not among the computed metrics (metrics × topk): add it to metrics "
+                      "or topk");
+  };
+
+  if (model_.kind() == models::ModelKind::kFitOnce) {
+    auto t0 = Clock::now();
+    model_.fit();
+    result.train_seconds.push_back(seconds_since(t0));
+    log::info("fitted " + model_.name() + " [time: " + fixed(result.train_seconds.back(), 2) + "s]");
+    result.epochs_run = 1;
+    if (has_valid) {
+      t0 = Clock::now();
+      result.best_valid_result = validate();
+      result.eval_seconds.push_back(seconds_since(t0));
+      result.best_valid_score = pick(result.best_valid_result);
+      log::info("evaluating [time: " + fixed(result.eval_seconds.back(), 2) +
+                "s, valid_score: " + fixed(*result.best_valid_score, 6) + "]");
+      log::info("valid result: \n" +
+                format_metrics(result.best_valid_result, static_cast<int>(config_.get_int("metric_decimal_place"))));
+    }
+    result.best_epoch = 0;
+    save_checkpoint(checkpoint_path_);
+    result.checkpoint_path = checkpoint_path_;
+    dist_.barrier("checkpoint written");
+    return result;
+  }
+
+  sync_initial_parameters();
+  double best = bigger ? -std::numeric_limits<double>::infinity()
+                       : std::numeric_limits<double>::infinity();
+  int64_t cur_step = 0;
+  for (int64_t epoch = 0; epoch < epochs; ++epoch) {
+    auto t0 = Clock::now();
+    const double loss = train_epoch(epoch);
+    result.train_seconds.push_back(seconds_since(t0));
+    result.epochs_run = epoch + 1;
+    log::info("epoch " + std::to_string(epoch) + " training [time: " +
+              fixed(result.train_seconds.back(), 2) + "s, train loss: " + fixed(loss, loss_places) + "]");
+    if (eval_step <= 0 || !has_valid) {
+      save_checkpoint(checkpoint_path_);
+      result.checkpoint_path = checkpoint_path_;
+      result.best_epoch = epoch;
+      continue;
+    }
+    if ((epoch + 1) % eval_step != 0) continue;
+    t0 = Clock::now();
+    MetricValues valid = validate();
+    result.eval_seconds.push_back(seconds_since(t0));
+    const double score = pick(valid);
+    const bool improved = bigger ? score >= best : score <= best;  // ties improve (RecBole)
+    if (improved) {
+      best = score;
+      cur_step = 0;
+    } else {
+      ++cur_step;
+    }
+    log::info("epoch " + std::to_string(epoch) + " evaluating [time: " +
+              fixed(result.eval_seconds.back(), 2) + "s, valid_score: " + fixed(score, 6) + "]");
+    log::info("valid result: \n" + format_metrics(valid, static_cast<int>(config_.get_int("metric_decimal_place"))));
+    if (improved) {
+      save_checkpoint(checkpoint_path_);
+      result.checkpoint_path = checkpoint_path_;
+      log::debug("Saving current: " + checkpoint_path_);
+      result.best_valid_score = score;
+      result.best_valid_result = valid;
+      result.best_epoch = epoch;
+    }
+    if (cur_step > stopping_step) {
+      log::info("Finished training, best eval result in epoch " +
+                std::to_string(epoch - cur_step * eval_step));
+      break;
+    }
+  }
+  // Other ranks must not read the checkpoint before rank 0 has renamed it into place.
+  dist_.barrier("checkpoint written");
+  return result;
+}
+
+MetricValues Trainer::test(bool load_best) {
+  if (load_best && !checkpoint_path_.empty() && std::filesystem::exists(checkpoint_path_)) {
+    log::info("Loading model structure and parameters from " + checkpoint_path_);
+    load_checkpoint(checkpoint_path_);
+  }
+  return evaluator_.evaluate(model_, data_.test, data_.train_valid);
+}
+
+}  // namespace recbole::trainer
