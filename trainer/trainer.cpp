@@ -134,6 +134,13 @@ Trainer::Trainer(const config::Config& config, models::Model& model, const Devic
       config_.get_int("train_batch_size"), config_.get_bool("shuffle"),
       static_cast<uint64_t>(config_.get_int("seed")), dist_.rank(), dist_.world_size());
   optimizer_ = make_optimizer(config_, model_.parameters());
+  if (sampler_ && fused_bpr_applicable(config_, model_, device_, dist_.world_size())) {
+    fused_ = std::make_unique<FusedBprTrainer>(dynamic_cast<models::BPR&>(model_),
+                                               config_.get_double("learning_rate"),
+                                               config_.get_double("weight_decay"));
+    log::info("training path: fused BPR (sampling, gradient and Adam in one pass; fast_bpr: false "
+              "selects the generic autograd path)");
+  }
 }
 
 void Trainer::sync_initial_parameters() {
@@ -165,6 +172,13 @@ void Trainer::average_gradients() {
 double Trainer::train_epoch(int64_t epoch) {
   model_.train();
   batcher_->start_epoch(epoch);
+  if (fused_) {
+    const double sum = fused_->train_epoch(*batcher_);
+    if (std::isnan(sum))
+      throw Error("Training loss is nan at epoch " + std::to_string(epoch) + " (model " +
+                  model_.name() + "): lower learning_rate or set clip_grad_norm");
+    return sum;
+  }
   const bool clip = !config_.is_null("clip_grad_norm");
   double max_norm = 0, norm_type = 2;
   if (clip) {

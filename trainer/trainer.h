@@ -16,6 +16,7 @@
 #include "models/model.h"
 #include "recbole/data/train_batcher.h"
 #include "trainer/evaluator.h"
+#include "trainer/fused_bpr.h"
 
 namespace recbole::trainer {
 
@@ -49,6 +50,9 @@ class Trainer {
   MetricValues test(bool load_best = true);
   MetricValues validate();
 
+  // Whether the fused BPR training path is in use (see fused_bpr.h).
+  bool uses_fused_path() const { return fused_ != nullptr; }
+
   // Checkpoint I/O (atomic write: temporary file, then rename).
   void save_checkpoint(const std::string& path) const;
   void load_checkpoint(const std::string& path);
@@ -67,6 +71,7 @@ class Trainer {
   std::unique_ptr<data::NegativeSampler> sampler_;
   std::unique_ptr<data::TrainBatcher> batcher_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<FusedBprTrainer> fused_;  // set when the fused BPR path applies
   std::string checkpoint_path_;
 };
 
