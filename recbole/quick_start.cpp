@@ -78,6 +78,24 @@ void prepare_dataset_files(const config::Config& config, Dist& dist) {
   dist.barrier("dataset files ready");
 }
 
+// After training every rank must hold rank 0's parameters bit for bit; a difference means the
+// ranks took different paths, and the run fails loudly instead of reporting a silent mix.
+void check_parameters_identical(const models::Model& model, Dist& dist) {
+  if (!dist.active()) return;
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a over the raw bytes of every parameter
+  for (const auto& p : model.parameters()) {
+    torch::Tensor c = p.detach().to(torch::kCPU).contiguous();
+    const auto* bytes = static_cast<const unsigned char*>(c.data_ptr());
+    for (size_t k = 0; k < c.nbytes(); ++k) h = (h ^ bytes[k]) * 1099511628211ULL;
+  }
+  torch::Tensor all = dist.all_gather_cat(torch::tensor({static_cast<int64_t>(h)}, torch::kInt64));
+  for (int64_t r = 1; r < all.numel(); ++r)
+    if (all[r].item<int64_t>() != all[0].item<int64_t>())
+      throw DistError("parameters differ between rank 0 and rank " + std::to_string(r) +
+                      " after training: the ranks did not take the same path");
+  log::info("parameters identical on all " + std::to_string(dist.world_size()) + " ranks");
+}
+
 }  // namespace
 
 nlohmann::json RunResult::to_json() const {
@@ -172,6 +190,7 @@ RunResult run(const config::Config& config) {
   auto t_test = Clock::now();
   result.test_result = trainer.test(/*load_best=*/true);
   const double test_s = seconds_since(t_test);
+  check_parameters_identical(*model, dist);
 
   result.model = config.model();
   result.dataset = config.dataset();

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include "recbole/config/config.h"
+#include "recbole/data/negative_sampler.h"
 #include "recbole/utils/error.h"
 
 namespace recbole::trainer {
@@ -19,6 +20,16 @@ EvaluatorSettings evaluator_settings_from_config(const config::Config& config) {
   s.decimal_place = static_cast<int>(config.get_int("metric_decimal_place"));
   s.memory_budget_bytes = config.get_int("eval_memory_budget_mb") << 20;
   if (!config.is_null("tail_ratio")) s.tail_ratio = config.get_double("tail_ratio");
+  const YAML::Node mode = config.node("eval_args")["mode"];
+  if (mode && mode.IsMap()) {
+    s.valid_mode = mode["valid"].as<std::string>();
+    s.test_mode = mode["test"].as<std::string>();
+  }
+  s.seed = static_cast<uint64_t>(config.get_int("seed"));
+  for (const std::string& m : {s.valid_mode, s.test_mode})
+    if (m == "labeled")
+      throw ConfigError("eval_args.mode: labeled evaluation (value metrics such as AUC, RMSE) is "
+                        "not supported; use full, uniN or popN");
   return s;
 }
 
@@ -31,10 +42,34 @@ Evaluator::Evaluator(EvaluatorSettings settings, const DeviceManager& device, Di
   rank_stats_ = evaluator::needs_rank_stats(settings_.metrics);
 }
 
+namespace {
+
+// Parses "uni100" / "pop50" into (distribution, N); "full" gives N = 0.
+std::pair<std::string, int64_t> parse_mode(const std::string& mode) {
+  if (mode == "full") return {"full", 0};
+  const std::string kind = mode.substr(0, 3);
+  if ((kind == "uni" || kind == "pop") && mode.size() > 3)
+    return {kind == "uni" ? "uniform" : "popularity", std::stoll(mode.substr(3))};
+  throw ConfigError("eval_args.mode: expected full, uniN or popN, got \"" + mode + "\"");
+}
+
+}  // namespace
+
 evaluator::RankingRecords Evaluator::collect(models::Model& model,
                                              const data::InteractionMatrix& positives,
-                                             const data::InteractionMatrix& history) const {
+                                             const data::InteractionMatrix& history,
+                                             Phase phase) const {
   torch::NoGradGuard no_grad;
+  const auto [distribution, n_neg] =
+      parse_mode(phase == Phase::kValid ? settings_.valid_mode : settings_.test_mode);
+  // Sampled modes: a candidate list per user (its positives and N negatives per positive, drawn
+  // from items outside train..this split); every other item is masked like history.
+  std::unique_ptr<data::InteractionMatrix> used;
+  std::unique_ptr<data::NegativeSampler> sampler;
+  if (n_neg > 0) {
+    used = std::make_unique<data::InteractionMatrix>(data::InteractionMatrix::merge(history, positives));
+    sampler = std::make_unique<data::NegativeSampler>(*used, distribution, 1.0, context_.item_train_count);
+  }
   model.eval();
   const int64_t k = *std::max_element(settings_.topk.begin(), settings_.topk.end());
   const int64_t kk = std::min<int64_t>(k, n_items_);
@@ -73,6 +108,26 @@ evaluator::RankingRecords Evaluator::collect(models::Model& model,
       torch::Tensor ri = device_.place(torch::tensor(rows, torch::kInt64));
       torch::Tensor ci = device_.place(torch::tensor(cols, torch::kInt64));
       scores.index_put_({ri, ci}, neg_inf);
+    }
+    if (sampler) {
+      // Keep only the candidates: positives and the sampled negatives (duplicates collapse).
+      rows.clear();
+      cols.clear();
+      for (int64_t r = 0; r < b; ++r) {
+        const int32_t u = static_cast<int32_t>(block_users[r]);
+        // One stream per (seed, phase, user): the same candidates whatever the block or rank.
+        data::Rng rng(settings_.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(u) * 2 +
+                      (phase == Phase::kTest ? 1 : 0));
+        for (const int32_t* it = positives.row_begin(u); it != positives.row_end(u); ++it) {
+          rows.push_back(r), cols.push_back(*it);
+          for (int64_t k = 0; k < n_neg; ++k) rows.push_back(r), cols.push_back(sampler->sample(u, rng));
+        }
+      }
+      torch::Tensor ri = device_.place(torch::tensor(rows, torch::kInt64));
+      torch::Tensor ci = device_.place(torch::tensor(cols, torch::kInt64));
+      torch::Tensor kept = scores.index({ri, ci});
+      scores.fill_(neg_inf);
+      scores.index_put_({ri, ci}, kept);
     }
     auto [top_values, top_index] = torch::topk(scores, kk, /*dim=*/1);
     torch::Tensor tv = top_values.to(torch::kCPU).contiguous();
@@ -132,8 +187,8 @@ evaluator::RankingRecords gather(Dist& dist, const evaluator::RankingRecords& lo
 }  // namespace
 
 MetricValues Evaluator::evaluate(models::Model& model, const data::InteractionMatrix& positives,
-                                 const data::InteractionMatrix& history) const {
-  evaluator::RankingRecords rec = gather(dist_, collect(model, positives, history));
+                                 const data::InteractionMatrix& history, Phase phase) const {
+  evaluator::RankingRecords rec = gather(dist_, collect(model, positives, history, phase));
   return evaluator::compute_metrics(settings_.metrics, settings_.topk, rec, context_,
                                     settings_.decimal_place);
 }

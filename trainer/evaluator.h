@@ -21,7 +21,16 @@ namespace recbole::trainer {
 
 using MetricValues = std::vector<std::pair<std::string, double>>;
 
+// Which split is evaluated: validation masks the training items; test masks train and valid.
+enum class Phase { kValid, kTest };
+
 struct EvaluatorSettings {
+  // "full" ranks every item; "uniN" / "popN" rank each user's positives against N negatives per
+  // positive drawn uniformly / by training popularity from the items the user never interacted
+  // with in train..this split (RecBole's sampled modes).
+  std::string valid_mode = "full";
+  std::string test_mode = "full";
+  uint64_t seed = 2020;
   std::vector<std::string> metrics;
   std::vector<int64_t> topk;
   int decimal_place = 4;
@@ -41,11 +50,12 @@ class Evaluator {
   // positives: the split's user → items; history: items to mask (the user's positives in this
   // split are never masked, as in RecBole). Returns metrics in RecBole's order.
   MetricValues evaluate(models::Model& model, const data::InteractionMatrix& positives,
-                        const data::InteractionMatrix& history) const;
+                        const data::InteractionMatrix& history, Phase phase = Phase::kValid) const;
 
   // The per-user records of this rank only (tests and distributed checks use them).
   evaluator::RankingRecords collect(models::Model& model, const data::InteractionMatrix& positives,
-                                    const data::InteractionMatrix& history) const;
+                                    const data::InteractionMatrix& history,
+                                    Phase phase = Phase::kValid) const;
 
  private:
   EvaluatorSettings settings_;

@@ -235,7 +235,7 @@ void Trainer::load_checkpoint(const std::string& path) {
 }
 
 MetricValues Trainer::validate() {
-  return evaluator_.evaluate(model_, data_.valid, data_.train);
+  return evaluator_.evaluate(model_, data_.valid, data_.train, Phase::kValid);
 }
 
 FitResult Trainer::fit() {
@@ -334,7 +334,7 @@ MetricValues Trainer::test(bool load_best) {
     log::info("Loading model structure and parameters from " + checkpoint_path_);
     load_checkpoint(checkpoint_path_);
   }
-  return evaluator_.evaluate(model_, data_.test, data_.train_valid);
+  return evaluator_.evaluate(model_, data_.test, data_.train_valid, Phase::kTest);
 }
 
 }  // namespace recbole::trainer

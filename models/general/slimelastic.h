@@ -7,13 +7,15 @@
 // coefficients form column j of W; scores are X_u·W.
 //
 // Solver: coordinate descent on the sparse columns of X (item → users) with the residual kept up
-// to date, as sklearn's sparse solver, in float64. Coordinates are visited cyclically in
-// ascending item order (sklearn's selection="random" draws them with replacement; both converge
-// to the same unique minimiser, the objective being strictly convex). Stopping is sklearn's:
-// after a sweep whose largest coefficient change is below tol × the largest coefficient (or
-// after the last of max_iter sweeps), the duality gap is computed and the fit stops when it is
-// below tol·‖y‖². Items are fitted in parallel (fit_threads() std::threads), each regression
-// independent, so the result does not depend on the number of threads.
+// to date, as sklearn's sparse solver, in float64, with an active set: a full sweep over every
+// column, then sweeps over the non-zero coefficients only until they settle, then a full sweep
+// again. Coordinates are visited in ascending item order (sklearn's selection="random" draws
+// them with replacement; both converge to the same minimiser, the objective being strictly
+// convex). Stopping is sklearn's, tested after each full sweep: when its largest coefficient
+// change is below tol × the largest coefficient (or it is the last of max_iter full sweeps), the
+// duality gap is computed and the fit stops when it is below tol·‖y‖². Items are fitted in
+// parallel (fit_threads() std::threads), each regression independent, so the result does not
+// depend on the number of threads.
 //
 // Memory: W is kept sparse (CSR buffers, 20 bytes per non-zero coefficient: row pointer share,
 // int64 column, float32 value); the fit needs Xᵀ plus O(n_users + n_items) scratch per thread.
@@ -23,7 +25,7 @@ namespace recbole::models {
 
 // What one elastic-net regression did; for tests and logs.
 struct ElasticNetReport {
-  int64_t sweeps = 0;      // coordinate-descent sweeps run
+  int64_t sweeps = 0;      // full coordinate-descent sweeps run (at most max_iter)
   double gap = 0.0;        // last duality gap computed (sklearn's scale: ×n_users)
   bool converged = false;  // gap < tol·‖y‖²
 };

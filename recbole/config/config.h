@@ -7,6 +7,16 @@
 // Then `eval_args` and `train_neg_sample_args`, when given partially, are completed key by key
 // from their defaults, and derived keys are set (valid_metric_bigger, topk as a list, ...).
 //
+// After build, consumers can rely on these normal forms:
+//   eval_args: {split: {RS: [a, b, c]} | {LS: valid_and_test|valid_only|test_only},
+//               order: RO|TO, group_by: user|none, mode: {valid: m, test: m}} with m one of
+//               full, labeled, uniN, popN (lower case);
+//   train_neg_sample_args: all five keys; no sampling is {distribution: none, sample_num: 0,
+//               alpha: 1.0, dynamic: false, candidate_num: 0};
+//   metrics: canonical names (known_metric_names()); valid_metric: "<Metric>@<k>" or "GAUC";
+//   topk and other list keys: always lists; bools: true/false; choices: declared spelling.
+// An empty model/dataset is allowed (no model/dataset file is loaded); names are not checked here.
+//
 // Every key is declared once in config_keys.cpp (type, bounds or choices, help); defaults live
 // in the YAML files under configs/. An unknown key, a wrong type or a bad value is a ConfigError
 // naming the key, where the value came from ("a.yaml:3", "command line --epochs") and what was
@@ -31,6 +41,10 @@ struct ConfigSources {
   std::vector<std::pair<std::string, std::string>> api_overrides;
   // key -> value text from `--key=value` arguments, already split (see parse_command_line).
   std::vector<std::pair<std::string, std::string>> command_line;
+  // Where `model` / `dataset` above came from, as Config::source reports it; empty means
+  // "API argument" (parse_command_line sets "command line --model").
+  std::string model_source;
+  std::string dataset_source;
 };
 
 // Splits argv into `--key=value` pairs. `--config_files=a.yaml,b.yaml`, `--model=X` and

@@ -189,6 +189,8 @@ torch::Tensor Dist::all_gather_cat(const torch::Tensor& t) {
   });
   int64_t max_len = 0;
   for (auto& l : lens) max_len = std::max(max_len, l.item<int64_t>());
+  // Every rank sees the same lengths, so all skip together; Gloo cannot gather empty tensors.
+  if (max_len == 0) return torch::empty({0}, t.options());
   torch::Tensor padded = torch::zeros({max_len}, t.options());
   if (t.numel() > 0) padded.narrow(0, 0, t.numel()).copy_(t.reshape({-1}));
   std::vector<torch::Tensor> parts(settings_.world_size);

@@ -14,8 +14,16 @@ using recbole::DeviceSettings;
 using recbole::Dist;
 using recbole::DistSettings;
 
+namespace {
+DeviceSettings cpu_settings() {
+  DeviceSettings s;
+  s.device = "cpu";
+  return s;
+}
+}  // namespace
+
 TEST_CASE("a tensor on another device is a clear error naming model and tensor", "[device]") {
-  DeviceManager dm(DeviceSettings{"cpu"});
+  DeviceManager dm(cpu_settings());
   REQUIRE(dm.device().is_cpu());
   dm.check(torch::zeros({2, 3}), "BPR", "scores");  // fine
   // A meta tensor stands in for "a device other than the manager's" on a CPU-only machine.
@@ -45,7 +53,7 @@ TEST_CASE("CUDA asked for without a GPU: warning and CPU, or an error when stric
 }
 
 TEST_CASE("seeding repeats the same random stream", "[device]") {
-  DeviceManager dm(DeviceSettings{"cpu"});
+  DeviceManager dm(cpu_settings());
   dm.seed(123);
   torch::Tensor a = torch::rand({5});
   dm.seed(123);

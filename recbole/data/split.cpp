@@ -1,0 +1,303 @@
+#include "recbole/data/split.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+
+#include "recbole/data/random_order.h"
+#include "recbole/utils/error.h"
+
+namespace recbole::data {
+
+std::vector<int64_t> split_sizes_by_ratio(int64_t total, const std::vector<double>& ratios) {
+  // Python: tot_ratio = sum(ratios); ratios = [r / tot_ratio ...]; cnt = [int(r * tot) ...].
+  double tot_ratio = 0;
+  for (double r : ratios) tot_ratio += r;
+  std::vector<double> p(ratios.size());
+  for (size_t i = 0; i < ratios.size(); ++i) p[i] = ratios[i] / tot_ratio;
+  const double tot = static_cast<double>(total);
+  const size_t k = p.size();
+  std::vector<int64_t> cnt(k);
+  for (size_t i = 0; i < k; ++i) cnt[i] = static_cast<int64_t>(p[i] * tot);
+  int64_t rest = 0;
+  for (size_t i = 1; i < k; ++i) rest += cnt[i];
+  cnt[0] = total - rest;
+  for (size_t i = 1; i < k; ++i) {
+    if (cnt[0] <= 1) break;
+    const double share = p[k - i] * tot;
+    if (0 < share && share < 1) {
+      cnt[k - i] += 1;
+      cnt[0] -= 1;
+    }
+  }
+  return cnt;
+}
+
+std::vector<int64_t> order_rows(const Dataset& dataset, const EvalArgs& eval_args, int64_t seed) {
+  const int64_t n = dataset.n_inters();
+  if (eval_args.order == "RO") {
+    return random_permutation(n, static_cast<uint64_t>(seed));
+  }
+  if (eval_args.order != "TO") {
+    throw ConfigError("eval_args: order: expected RO or TO, got \"" + eval_args.order + "\"");
+  }
+  const std::string& time_field = dataset.options().time_field;
+  const Table& inter = dataset.inter_table();
+  if (!inter.has(time_field) || inter.column(time_field).type != FieldType::kFloat) {
+    throw DataError(inter.source() + ": eval_args order TO needs the float column " + time_field +
+                    " (TIME_FIELD), which is not loaded; add it to load_col.inter");
+  }
+  // RecBole sorts its float32 tensor of the (possibly normalised) times with a stable argsort.
+  const std::vector<double>& time = inter.column(time_field).floats;
+  std::vector<float> key(time.size());
+  for (size_t r = 0; r < time.size(); ++r) key[r] = static_cast<float>(time[r]);
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    const float x = key[a], y = key[b];
+    if (std::isnan(y)) return !std::isnan(x);
+    return x < y;
+  });
+  return order;
+}
+
+namespace {
+
+// Positions of `order` grouped by user, groups in order of first appearance.
+// group_start: [n_groups + 1]; members: [n] positions into order (ascending within a group).
+void group_by_user(const std::vector<int32_t>& users, const std::vector<int64_t>& order,
+                   int64_t n_users, std::vector<int64_t>& group_start,
+                   std::vector<int64_t>& members) {
+  std::vector<int32_t> group_of(static_cast<size_t>(n_users), -1);
+  std::vector<int64_t> counts;
+  for (int64_t row : order) {
+    int32_t& g = group_of[static_cast<size_t>(users[row])];
+    if (g < 0) {
+      g = static_cast<int32_t>(counts.size());
+      counts.push_back(0);
+    }
+    ++counts[static_cast<size_t>(g)];
+  }
+  group_start.assign(counts.size() + 1, 0);
+  for (size_t g = 0; g < counts.size(); ++g) group_start[g + 1] = group_start[g] + counts[g];
+  std::vector<int64_t> fill(group_start.begin(), group_start.end() - 1);
+  members.resize(order.size());
+  for (size_t p = 0; p < order.size(); ++p) {
+    members[fill[group_of[users[order[p]]]]++] = static_cast<int64_t>(p);
+  }
+}
+
+Split make_split(const Dataset& dataset, std::vector<int64_t> rows) {
+  Split s;
+  s.rows = std::move(rows);
+  s.users.resize(s.rows.size());
+  s.items.resize(s.rows.size());
+  const std::vector<int32_t>& users = dataset.inter_users();
+  const std::vector<int32_t>& items = dataset.inter_items();
+  for (size_t i = 0; i < s.rows.size(); ++i) {
+    s.users[i] = users[s.rows[i]];
+    s.items[i] = items[s.rows[i]];
+  }
+  return s;
+}
+
+}  // namespace
+
+SplitDataset split_dataset(const Dataset& dataset, const DatasetOptions& options) {
+  std::vector<std::vector<int64_t>> parts(3);
+  if (!options.benchmark_filename.empty()) {
+    const std::vector<int64_t>& sizes = dataset.benchmark_sizes();
+    if (sizes.size() != 3) {
+      throw ConfigError("benchmark_filename: expected three parts [train, valid, test], got " +
+                        std::to_string(sizes.size()));
+    }
+    int64_t begin = 0;
+    for (size_t k = 0; k < 3; ++k) {
+      parts[k].resize(static_cast<size_t>(sizes[k]));
+      std::iota(parts[k].begin(), parts[k].end(), begin);
+      begin += sizes[k];
+    }
+  } else {
+    const EvalArgs& ea = options.eval_args;
+    const std::vector<int64_t> order = order_rows(dataset, ea, options.seed);
+    const int64_t n = static_cast<int64_t>(order.size());
+    if (ea.split == EvalArgs::SplitKind::kRatio && ea.group_by == "none") {
+      const std::vector<int64_t> sizes = split_sizes_by_ratio(n, ea.ratios);
+      int64_t begin = 0;
+      for (size_t k = 0; k < sizes.size() && k < 3; ++k) {
+        parts[k].assign(order.begin() + begin, order.begin() + begin + sizes[k]);
+        begin += sizes[k];
+      }
+    } else {
+      if (ea.split == EvalArgs::SplitKind::kRatio && ea.group_by != "user") {
+        throw ConfigError("eval_args: group_by: expected user or none, got \"" + ea.group_by +
+                          "\"");
+      }
+      std::vector<int64_t> group_start, members;
+      group_by_user(dataset.inter_users(), order, dataset.n_users(), group_start, members);
+      const size_t n_groups = group_start.size() - 1;
+      for (auto& p : parts) p.reserve(static_cast<size_t>(n) / 3);
+      if (ea.split == EvalArgs::SplitKind::kRatio) {
+        parts[0].reserve(static_cast<size_t>(n));
+        for (size_t g = 0; g < n_groups; ++g) {
+          const int64_t b = group_start[g];
+          const std::vector<int64_t> sizes = split_sizes_by_ratio(group_start[g + 1] - b,
+                                                                  ea.ratios);
+          int64_t pos = b;
+          for (size_t k = 0; k < 3; ++k) {
+            for (int64_t j = 0; j < sizes[k]; ++j) parts[k].push_back(order[members[pos++]]);
+          }
+        }
+      } else {
+        // Leave-one-out: the last k rows of a group go one each to the last k held-out parts.
+        const std::string& mode = ea.leave_one_mode;
+        const int64_t m = mode == "valid_and_test" ? 2 : 1;
+        if (mode != "valid_and_test" && mode != "valid_only" && mode != "test_only") {
+          throw ConfigError("eval_args: split.LS: expected valid_and_test, valid_only or " +
+                            std::string("test_only, got \"") + mode + "\"");
+        }
+        // Target part of held-out slot j (0-based among m+1 slots): valid_and_test {0,1,2};
+        // valid_only {0,1}; test_only {0,2}.
+        const std::vector<size_t> slot_part =
+            mode == "valid_and_test" ? std::vector<size_t>{0, 1, 2}
+            : mode == "valid_only"   ? std::vector<size_t>{0, 1}
+                                     : std::vector<size_t>{0, 2};
+        parts[0].reserve(static_cast<size_t>(n));
+        for (size_t g = 0; g < n_groups; ++g) {
+          const int64_t b = group_start[g], e = group_start[g + 1];
+          const int64_t total = e - b;
+          const int64_t k = std::min(m, total - 1);
+          int64_t pos = b;
+          for (; pos < e - k; ++pos) parts[0].push_back(order[members[pos]]);
+          for (int64_t i = 0; i < k; ++i) {
+            const size_t slot = static_cast<size_t>(m + 1 - k + i);
+            parts[slot_part[slot]].push_back(order[members[pos++]]);
+          }
+        }
+      }
+    }
+  }
+  SplitDataset out;
+  out.train = make_split(dataset, std::move(parts[0]));
+  out.valid = make_split(dataset, std::move(parts[1]));
+  out.test = make_split(dataset, std::move(parts[2]));
+  return out;
+}
+
+namespace {
+
+// Buffered writer of one text file through a temporary name.
+class FileWriter {
+ public:
+  explicit FileWriter(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
+    file_ = std::fopen(tmp_.c_str(), "wb");
+    if (file_ == nullptr) throw DataError(tmp_ + ": cannot write: " + std::strerror(errno));
+    buffer_.reserve(kFlush + 4096);
+  }
+  ~FileWriter() {
+    if (file_ != nullptr) {
+      std::fclose(file_);
+      std::remove(tmp_.c_str());
+    }
+  }
+  std::string& buffer() { return buffer_; }
+  void maybe_flush() {
+    if (buffer_.size() >= kFlush) flush();
+  }
+  void commit() {
+    flush();
+    const bool failed = std::fclose(file_) != 0;
+    file_ = nullptr;
+    if (failed) {
+      std::remove(tmp_.c_str());
+      throw DataError(tmp_ + ": write failed");
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp_, path_, ec);
+    if (ec) {
+      std::remove(tmp_.c_str());
+      throw DataError(path_ + ": cannot rename from " + tmp_ + ": " + ec.message());
+    }
+  }
+
+ private:
+  static constexpr size_t kFlush = size_t{1} << 20;
+  void flush() {
+    if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
+      throw DataError(tmp_ + ": write failed: " + std::strerror(errno));
+    }
+    buffer_.clear();
+  }
+  std::string path_;
+  std::string tmp_;
+  std::FILE* file_ = nullptr;
+  std::string buffer_;
+};
+
+void append_float(std::string& out, double v) {
+  if (std::isnan(v)) return;  // missing
+  char buf[32];
+  const auto res = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, res.ptr);
+}
+
+}  // namespace
+
+void dump_split(const Dataset& dataset, const SplitDataset& split, const std::string& out_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) throw DataError(out_dir + ": cannot create directory: " + ec.message());
+  const DatasetOptions& o = dataset.options();
+  std::vector<const Column*> columns;
+  for (const Column& c : dataset.inter_table().columns()) {
+    if (!dataset.is_unused_inter_field(c.name)) columns.push_back(&c);
+  }
+  const std::pair<const char*, const Split*> parts[] = {
+      {"train", &split.train}, {"valid", &split.valid}, {"test", &split.test}};
+  for (const auto& [part, s] : parts) {
+    const std::string path =
+        (std::filesystem::path(out_dir) / (dataset.name() + "." + part + ".inter")).string();
+    FileWriter w(path);
+    std::string& out = w.buffer();
+    for (size_t k = 0; k < columns.size(); ++k) {
+      if (k) out += o.field_separator;
+      out += columns[k]->header();
+    }
+    out += '\n';
+    for (int64_t row : s->rows) {
+      for (size_t k = 0; k < columns.size(); ++k) {
+        if (k) out += o.field_separator;
+        const Column& c = *columns[k];
+        switch (c.type) {
+          case FieldType::kToken: {
+            const int32_t id = c.tokens[row];
+            if (id > 0) out += c.vocab->token(id);  // 0 = padding = missing cell
+            break;
+          }
+          case FieldType::kFloat: append_float(out, c.floats[row]); break;
+          case FieldType::kTokenSeq:
+            for (int64_t v = c.offsets[row]; v < c.offsets[row + 1]; ++v) {
+              if (v > c.offsets[row]) out += o.seq_separator;
+              out += c.vocab->token(c.tokens[v]);
+            }
+            break;
+          case FieldType::kFloatSeq:
+            for (int64_t v = c.offsets[row]; v < c.offsets[row + 1]; ++v) {
+              if (v > c.offsets[row]) out += o.seq_separator;
+              append_float(out, c.floats[v]);
+            }
+            break;
+        }
+      }
+      out += '\n';
+      w.maybe_flush();
+    }
+    w.commit();
+  }
+}
+
+}  // namespace recbole::data

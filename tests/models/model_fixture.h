@@ -1,0 +1,76 @@
+#pragma once
+// A tiny synthetic dataset and the objects a model is built from, shared by the model tests.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "models/model.h"
+#include "recbole/config/config.h"
+#include "recbole/data/interaction_matrix.h"
+#include "recbole/utils/device_manager.h"
+
+namespace recbole::testing {
+
+// Config for `model` on a dataset named "tiny" (no files are read), plus overrides.
+inline config::Config model_config(const std::string& model,
+                                   std::vector<std::pair<std::string, std::string>> overrides = {}) {
+  config::ConfigSources s;
+  s.model = model;
+  s.dataset = "tiny";
+  s.api_overrides = std::move(overrides);
+  return config::Config::build(s);
+}
+
+// 40 users × 30 items (ids 0 are padding and empty). Users lean on overlapping windows of items
+// so that neighbourhoods and co-occurrences are non-trivial; some items are never seen.
+struct TinyData {
+  int64_t n_users = 40;
+  int64_t n_items = 30;
+  data::InteractionMatrix train, valid;
+
+  TinyData() {
+    std::vector<int32_t> tu, ti, vu, vi;
+    for (int32_t u = 1; u < n_users; ++u) {
+      const int32_t start = 1 + (u * 7) % 22;
+      const int32_t len = 3 + u % 5;
+      for (int32_t k = 0; k < len; ++k) {
+        tu.push_back(u);
+        ti.push_back(1 + (start + k * (1 + u % 3)) % 26);  // items 27..29 never appear
+      }
+      tu.push_back(u);
+      ti.push_back(1 + (u % 4));  // a few popular items
+      vu.push_back(u);
+      vi.push_back(1 + (start + len + 2) % 26);
+    }
+    train = data::InteractionMatrix(n_users, n_items, tu, ti);
+    valid = data::InteractionMatrix(n_users, n_items, vu, vi);
+  }
+};
+
+// Everything a model needs, kept alive together (the context holds references).
+struct ModelHarness {
+  config::Config config;
+  const TinyData& data;
+  DeviceManager device;
+  models::ModelContext ctx;
+
+  ModelHarness(config::Config c, const TinyData& d)
+      : config(std::move(c)),
+        data(d),
+        device(DeviceManager::from_config(config)),
+        ctx{config, d.n_users, d.n_items, d.train, device} {}
+
+  std::shared_ptr<models::Model> create() { return models::create_model(config.model(), ctx); }
+};
+
+// The scores of users [1, n_users) as a CPU tensor, in one block.
+inline torch::Tensor all_scores(models::Model& m, const DeviceManager& device, int64_t n_users) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor users = device.place(torch::arange(1, n_users, torch::kInt64));
+  return m.full_sort_predict(users).to(torch::kCPU);
+}
+
+}  // namespace recbole::testing

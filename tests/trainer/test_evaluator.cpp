@@ -1,0 +1,208 @@
+// The full-ranking evaluator and the trainer's rules, on tiny hand-made data.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <limits>
+
+#include <torch/torch.h>
+
+#include "models/model.h"
+#include "recbole/config/config.h"
+#include "recbole/utils/error.h"
+#include "trainer/evaluator.h"
+#include "trainer/trainer.h"
+
+using recbole::DeviceManager;
+using recbole::DeviceSettings;
+using recbole::Dist;
+using recbole::data::InteractionMatrix;
+using recbole::models::Model;
+using recbole::models::ModelContext;
+using recbole::models::ModelKind;
+using recbole::trainer::Evaluator;
+using recbole::trainer::EvaluatorSettings;
+using recbole::trainer::Phase;
+
+namespace {
+
+recbole::config::Config tiny_config(std::vector<std::pair<std::string, std::string>> extra = {}) {
+  recbole::config::ConfigSources s;
+  s.model = "BPR";
+  s.dataset = "tiny";
+  s.api_overrides = std::move(extra);
+  return recbole::config::Config::build(s);
+}
+
+// A "model" whose scores are a fixed table: [n_users, n_items] float32.
+class TableModel : public Model {
+ public:
+  TableModel(const ModelContext& ctx, torch::Tensor table, torch::Device out_device)
+      : Model("TableModel", ctx), table_(table), out_device_(out_device) {}
+  ModelKind kind() const override { return ModelKind::kFitOnce; }
+  torch::Tensor full_sort_predict(const torch::Tensor& users) override {
+    torch::Tensor s = table_.index_select(0, users.to(torch::kCPU));
+    return out_device_.is_cpu() ? s : torch::empty(s.sizes(), s.options().device(out_device_));
+  }
+
+ private:
+  torch::Tensor table_;
+  torch::Device out_device_;
+};
+
+struct Fixture {
+  recbole::config::Config config = tiny_config();
+  DeviceManager dm{DeviceSettings{"cpu"}};
+  Dist dist;
+  // 4 users (0 = pad), 7 items (0 = pad).
+  InteractionMatrix train{4, 7, {1, 1, 2, 3}, {1, 2, 3, 4}};
+  InteractionMatrix test{4, 7, {1, 1, 2, 3}, {2, 5, 6, 1}};
+  torch::Tensor table = torch::tensor({{0, 0, 0, 0, 0, 0, 0},
+                                       {9, 8, 7, 1, 2, 3, 4},
+                                       {9, 1, 2, 8, 3, 4, 5},
+                                       {9, 6, 1, 2, 8, 3, 4}}, torch::kFloat32);
+  ModelContext ctx{config, 4, 7, train, dm};
+
+  EvaluatorSettings settings(std::vector<int64_t> topk = {1, 3}) {
+    EvaluatorSettings s;
+    s.metrics = {"Recall", "Hit", "GAUC"};
+    s.topk = std::move(topk);
+    return s;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the evaluator masks the pad and the history, but not this split's positives", "[eval]") {
+  Fixture f;
+  TableModel m(f.ctx, f.table, torch::kCPU);
+  Evaluator ev(f.settings(), f.dm, f.dist, 7, {0, 1, 1, 1, 1, 0, 0});
+  auto rec = ev.collect(m, f.test, f.train, Phase::kTest);
+  REQUIRE(rec.n_users() == 3);
+  REQUIRE(rec.max_k == 3);
+  // User 1: item 0 (pad) and 1 (history) masked; item 2 is history AND a test positive: kept.
+  REQUIRE(std::vector<int32_t>(rec.topk_items.begin(), rec.topk_items.begin() + 3) ==
+          std::vector<int32_t>{2, 6, 5});
+  REQUIRE(std::vector<uint8_t>(rec.hits.begin(), rec.hits.begin() + 3) == std::vector<uint8_t>{1, 0, 1});
+  // User 2: history item 3 masked despite its high score.
+  REQUIRE(std::vector<int32_t>(rec.topk_items.begin() + 3, rec.topk_items.begin() + 6) ==
+          std::vector<int32_t>{6, 5, 4});
+  auto values = ev.evaluate(m, f.test, f.train, Phase::kTest);
+  REQUIRE(values[0].first == "recall@1");
+  REQUIRE(values[0].second == Approx((0.5 + 0 + 0) / 3).epsilon(1e-3));
+  REQUIRE(values[3].first == "hit@3");
+  REQUIRE(values[3].second == Approx(2.0 / 3).epsilon(1e-3));
+}
+
+TEST_CASE("score blocks of any size give the same records", "[eval]") {
+  Fixture f;
+  TableModel m(f.ctx, f.table, torch::kCPU);
+  auto s_small = f.settings();
+  s_small.memory_budget_bytes = 1;  // one user per block
+  Evaluator small(s_small, f.dm, f.dist, 7, {0, 1, 1, 1, 1, 0, 0});
+  Evaluator big(f.settings(), f.dm, f.dist, 7, {0, 1, 1, 1, 1, 0, 0});
+  auto a = small.collect(m, f.test, f.train), b = big.collect(m, f.test, f.train);
+  REQUIRE(a.topk_items == b.topk_items);
+  REQUIRE(a.hits == b.hits);
+  REQUIRE(a.pos_rank_sum == b.pos_rank_sum);
+}
+
+TEST_CASE("scores on another device are an error naming the model, not a crash", "[eval]") {
+  // Regression for RecBole's Random/ADMMSLIM/SLIMElastic returning CPU scores on a GPU run.
+  Fixture f;
+  TableModel m(f.ctx, f.table, torch::Device(torch::kMeta));
+  Evaluator ev(f.settings(), f.dm, f.dist, 7, {0, 1, 1, 1, 1, 0, 0});
+  try {
+    ev.collect(m, f.test, f.train);
+    FAIL("expected DeviceError");
+  } catch (const recbole::DeviceError& e) {
+    REQUIRE(std::string(e.what()).find("TableModel: full_sort_predict scores is on meta") !=
+            std::string::npos);
+  }
+}
+
+TEST_CASE("sampled evaluation ranks positives among N negatives per positive", "[eval]") {
+  Fixture f;
+  TableModel m(f.ctx, f.table, torch::kCPU);
+  auto s = f.settings({3});
+  s.test_mode = "uni1";
+  Evaluator ev(s, f.dm, f.dist, 7, {0, 1, 1, 1, 1, 0, 0});
+  auto rec = ev.collect(m, f.test, f.train, Phase::kTest);
+  for (int64_t u = 0; u < rec.n_users(); ++u) {
+    // Candidates: P positives + at most P negatives (duplicates collapse).
+    REQUIRE(rec.user_len[u] >= rec.pos_len[u] + 1);
+    REQUIRE(rec.user_len[u] <= 2 * rec.pos_len[u]);
+  }
+  // Same seed, same candidates.
+  auto again = ev.collect(m, f.test, f.train, Phase::kTest);
+  REQUIRE(again.topk_items == rec.topk_items);
+}
+
+TEST_CASE("valid_metric_bigger follows RecBole's rule", "[trainer]") {
+  REQUIRE(recbole::trainer::valid_metric_bigger("MRR@10"));
+  REQUIRE(recbole::trainer::valid_metric_bigger("ndcg@5"));
+  REQUIRE_FALSE(recbole::trainer::valid_metric_bigger("GiniIndex@10"));
+  REQUIRE_FALSE(recbole::trainer::valid_metric_bigger("averagepopularity@10"));
+}
+
+TEST_CASE("BPR trains, keeps the best checkpoint and reloads it for the test", "[trainer]") {
+  const std::string dir = (std::filesystem::temp_directory_path() / "recbole_trainer_ckpt").string();
+  std::filesystem::remove_all(dir);
+  for (const char* fast : {"true", "false"}) {
+    auto config = tiny_config({{"epochs", "4"}, {"train_batch_size", "4"}, {"checkpoint_dir", dir},
+                               {"fast_bpr", fast}, {"embedding_size", "8"}});
+    DeviceManager dm(DeviceSettings{"cpu"});
+    Dist dist;
+    std::vector<int32_t> users = {1, 1, 2, 2, 3, 3, 1, 2}, items = {1, 2, 3, 4, 5, 6, 3, 1};
+    InteractionMatrix train(4, 8, users, items);
+    InteractionMatrix valid(4, 8, {1, 2, 3}, {4, 5, 1});
+    InteractionMatrix test(4, 8, {1, 2, 3}, {5, 6, 2});
+    InteractionMatrix train_valid = InteractionMatrix::merge(train, valid);
+    ModelContext ctx{config, 4, 8, train, dm};
+    dm.seed(1);
+    auto model = recbole::models::create_model("BPR", ctx);
+    Evaluator ev(recbole::trainer::evaluator_settings_from_config(config), dm, dist, 8,
+                 std::vector<int64_t>(8, 1));
+    recbole::trainer::TrainData td{users, items, train, valid, test, train_valid};
+    recbole::trainer::Trainer trainer(config, *model, dm, dist, td, ev);
+    REQUIRE(trainer.uses_fused_path() == (std::string(fast) == "true"));
+    auto fit = trainer.fit();
+    REQUIRE(fit.epochs_run >= 1);
+    REQUIRE(fit.epochs_run <= 4);
+    REQUIRE(fit.best_valid_score.has_value());
+    REQUIRE(std::filesystem::exists(fit.checkpoint_path));
+    // Reloading the best checkpoint into a fresh model gives the same test metrics.
+    auto after = trainer.test(true);
+    dm.seed(99);
+    auto fresh = recbole::models::create_model("BPR", ctx);
+    recbole::trainer::Trainer t2(config, *fresh, dm, dist, td, ev);
+    t2.load_checkpoint(fit.checkpoint_path);
+    REQUIRE(t2.test(false) == after);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("fused and generic BPR paths compute the same training", "[trainer]") {
+  // Same seed, same data: the fused loops must match autograd + torch Adam to float rounding.
+  std::vector<double> losses[2];
+  std::vector<torch::Tensor> weights;
+  const char* modes[2] = {"true", "false"};
+  for (int k = 0; k < 2; ++k) {
+    auto config = tiny_config({{"epochs", "3"}, {"train_batch_size", "3"}, {"fast_bpr", modes[k]},
+                               {"embedding_size", "8"}, {"eval_step", "0"},
+                               {"checkpoint_dir", (std::filesystem::temp_directory_path() / "recbole_fused").string()}});
+    DeviceManager dm(DeviceSettings{"cpu"});
+    Dist dist;
+    std::vector<int32_t> users = {1, 1, 2, 2, 3, 3, 1, 2, 3}, items = {1, 2, 3, 4, 5, 6, 3, 1, 2};
+    InteractionMatrix train(4, 9, users, items), empty(4, 9, {}, {});
+    ModelContext ctx{config, 4, 9, train, dm};
+    dm.seed(5);
+    auto model = recbole::models::create_model("BPR", ctx);
+    Evaluator ev(recbole::trainer::evaluator_settings_from_config(config), dm, dist, 9,
+                 std::vector<int64_t>(9, 1));
+    recbole::trainer::TrainData td{users, items, train, empty, empty, train};
+    recbole::trainer::Trainer trainer(config, *model, dm, dist, td, ev);
+    trainer.fit();
+    weights.push_back(model->parameters()[1].detach().clone());
+  }
+  REQUIRE(torch::allclose(weights[0], weights[1], 1e-4, 1e-6));
+}

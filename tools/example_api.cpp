@@ -1,0 +1,20 @@
+// The C++ API in one program: run an experiment and print its result as JSON.
+//   example_api [data_path]   (default: ../shared/datasets)
+#include <iostream>
+
+#include "recbole/quick_start.h"
+#include "recbole/utils/error.h"
+
+int main(int argc, char** argv) {
+  const std::string data_path = argc > 1 ? argv[1] : "../shared/datasets";
+  try {
+    recbole::RunResult r = recbole::run_recbole(
+        "BPR", "ml-100k", /*config_files=*/{},
+        /*overrides=*/{{"data_path", data_path}, {"epochs", "5"}, {"show_progress", "false"}});
+    std::cout << r.to_json().dump(2) << "\n";
+    return 0;
+  } catch (const recbole::Error& e) {
+    std::cerr << "example_api: error: " << e.what() << "\n";
+    return 1;
+  }
+}
