@@ -30,8 +30,11 @@ FusedBprTrainer::FusedBprTrainer(models::BPR& model, double learning_rate, doubl
   item_v_.assign(ni, 0.f);
 }
 
-void FusedBprTrainer::adam_step(float* p, float* g, float* m, float* v, int64_t n) {
-  // torch.optim.Adam (amsgrad off), written out: identical up to float rounding order.
+void FusedBprTrainer::adam_step(float* __restrict p, float* __restrict g, float* __restrict m,
+                                float* __restrict v, int64_t n) {
+  // torch.optim.Adam (amsgrad off), written out: identical up to float rounding order. The
+  // restrict-qualified, branch-free loop vectorises (sqrt and division included, since the
+  // project builds with -fno-math-errno).
   const float b1 = static_cast<float>(beta1_), b2 = static_cast<float>(beta2_);
   const double bc1 = 1.0 - std::pow(beta1_, static_cast<double>(step_));
   const double bc2 = 1.0 - std::pow(beta2_, static_cast<double>(step_));
@@ -39,13 +42,43 @@ void FusedBprTrainer::adam_step(float* p, float* g, float* m, float* v, int64_t 
   const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
   const float eps = static_cast<float>(eps_), wd = static_cast<float>(wd_);
   for (int64_t k = 0; k < n; ++k) {
-    float grad = g[k] + wd * p[k];
-    m[k] = b1 * m[k] + (1.f - b1) * grad;
-    v[k] = b2 * v[k] + (1.f - b2) * grad * grad;
-    p[k] -= step_size * m[k] / (std::sqrt(v[k]) * inv_sqrt_bc2 + eps);
+    const float grad = g[k] + wd * p[k];
+    const float mk = b1 * m[k] + (1.f - b1) * grad;
+    const float vk = b2 * v[k] + (1.f - b2) * grad * grad;
+    m[k] = mk;
+    v[k] = vk;
+    p[k] -= step_size * mk / (std::sqrt(vk) * inv_sqrt_bc2 + eps);
     g[k] = 0.f;
   }
 }
+
+namespace {
+
+// ⟨u, a − b⟩ with 8 independent partial sums, so the compiler can vectorise the reduction.
+inline float dot_diff(const float* __restrict u, const float* __restrict a,
+                      const float* __restrict b, int64_t d) {
+  float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t k = 0;
+  for (; k + 8 <= d; k += 8)
+    for (int j = 0; j < 8; ++j) part[j] += u[k + j] * (a[k + j] - b[k + j]);
+  float x = 0;
+  for (; k < d; ++k) x += u[k] * (a[k] - b[k]);
+  for (int j = 0; j < 8; ++j) x += part[j];
+  return x;
+}
+
+// Accumulates the gradients of one row; the three targets are distinct rows of two buffers.
+inline void add_row_grads(float* __restrict gu, float* __restrict gp, float* __restrict gn,
+                          const float* __restrict u, const float* __restrict ip,
+                          const float* __restrict in, float dx, int64_t d) {
+  for (int64_t k = 0; k < d; ++k) {
+    gu[k] += dx * (ip[k] - in[k]);
+    gp[k] += dx * u[k];
+    gn[k] -= dx * u[k];
+  }
+}
+
+}  // namespace
 
 double FusedBprTrainer::train_epoch(data::TrainBatcher& batcher) {
   torch::NoGradGuard no_grad;
@@ -61,20 +94,13 @@ double FusedBprTrainer::train_epoch(data::TrainBatcher& batcher) {
       const float* u = U + pb.users[r] * d;
       const float* ip = I + pb.pos_items[r] * d;
       const float* in = I + pb.neg_items[r] * d;
-      float x = 0;
-      for (int64_t k = 0; k < d; ++k) x += u[k] * (ip[k] - in[k]);
+      const float x = dot_diff(u, ip, in, d);
       const double s = 1.0 / (1.0 + std::exp(-static_cast<double>(x)));
       batch_loss += -std::log(1e-10 + s);
       // d/dx of −log(1e−10 + σ(x)), averaged over the batch.
       const float dx = static_cast<float>(-(s * (1.0 - s)) / (1e-10 + s) / static_cast<double>(b));
-      float* gu = user_grad_.data() + pb.users[r] * d;
-      float* gp = item_grad_.data() + pb.pos_items[r] * d;
-      float* gn = item_grad_.data() + pb.neg_items[r] * d;
-      for (int64_t k = 0; k < d; ++k) {
-        gu[k] += dx * (ip[k] - in[k]);
-        gp[k] += dx * u[k];
-        gn[k] -= dx * u[k];
-      }
+      add_row_grads(user_grad_.data() + pb.users[r] * d, item_grad_.data() + pb.pos_items[r] * d,
+                    item_grad_.data() + pb.neg_items[r] * d, u, ip, in, dx, d);
     }
     ++step_;
     adam_step(U, user_grad_.data(), user_m_.data(), user_v_.data(),

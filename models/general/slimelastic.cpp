@@ -9,7 +9,8 @@
 
 namespace recbole::models {
 
-SLIMElastic::SLIMElastic(const ModelContext& ctx) : Model("SLIMElastic", ctx) {
+SLIMElastic::SLIMElastic(const ModelContext& ctx, SlimSolver solver)
+    : Model("SLIMElastic", ctx), solver_(solver) {
   alpha_ = ctx.config.get_double("alpha");
   l1_ratio_ = ctx.config.get_double("l1_ratio");
   positive_only_ = ctx.config.get_bool("positive_only");
@@ -23,42 +24,28 @@ SLIMElastic::SLIMElastic(const ModelContext& ctx) : Model("SLIMElastic", ctx) {
 
 namespace {
 
+// What both solvers share: sklearn's penalties (×n_users scaling: l1 = alpha·l1_ratio·n,
+// l2 = alpha·(1 − l1_ratio)·n on ½‖y − Xw‖²) and stopping rule.
 struct Problem {
-  const BinaryCsr& xt;  // item → users (the columns of X)
-  double l1, l2;        // sklearn's scaled penalties: alpha·l1_ratio·n, alpha·(1 − l1_ratio)·n
+  int64_t n_items;
+  std::vector<double> norm2;  // ‖X[:, i]‖² = degree of item i (0/1 columns)
+  double l1, l2;
   double tol;
   int64_t max_iter;
   bool positive, hide_item;
+  bool usable(int64_t ii, int64_t j) const { return norm2[ii] > 0.0 && !(hide_item && ii == j); }
 };
 
-// Scratch of one worker, reused across items.
-struct Workspace {
-  std::vector<double> r;  // residual y − X·w over users
-  std::vector<double> w;  // coefficients over items
-  std::vector<int32_t> active;  // items whose coefficient is (or was lately) non-zero
-};
-
-double column_dot(const BinaryCsr& xt, int64_t ii, const std::vector<double>& r) {
-  double s = 0.0;
-  for (int64_t q = xt.indptr[ii]; q < xt.indptr[ii + 1]; ++q) s += r[xt.indices[q]];
-  return s;
+// sklearn's coordinate update: the minimiser over w_ii given tmp = X[:, ii]ᵀ(r + w_ii·X[:, ii]).
+inline double soft_update(const Problem& pb, double tmp, double norm2) {
+  if (pb.positive && tmp < 0.0) return 0.0;
+  return std::copysign(std::max(std::fabs(tmp) - pb.l1, 0.0), tmp) / (norm2 + pb.l2);
 }
 
-// sklearn's duality gap for the (×n_users scaled) elastic-net problem at the current w, r.
-double duality_gap(const Problem& pb, int64_t j, const Workspace& ws) {
-  const int64_t n = pb.xt.n_rows;
-  double dual_norm = pb.positive ? -INFINITY : 0.0;
-  double w_norm2 = 0.0, l1_norm = 0.0;
-  for (int64_t ii = 0; ii < n; ++ii) {
-    const bool hidden = pb.hide_item && ii == j;
-    const double xta = (hidden ? 0.0 : column_dot(pb.xt, ii, ws.r)) - pb.l2 * ws.w[ii];
-    dual_norm = pb.positive ? std::max(dual_norm, xta) : std::max(dual_norm, std::fabs(xta));
-    w_norm2 += ws.w[ii] * ws.w[ii];
-    l1_norm += std::fabs(ws.w[ii]);
-  }
-  double r_norm2 = 0.0;
-  for (double v : ws.r) r_norm2 += v * v;
-  const double r_dot_y = column_dot(pb.xt, j, ws.r);  // y = X[:, j], 0/1
+// sklearn's duality gap from its ingredients: dual_norm = max(XᵀR − l2·w) (max |·| without
+// positivity), ‖R‖², Rᵀy, ‖w‖², ‖w‖₁.
+double gap_from(const Problem& pb, double dual_norm, double r_norm2, double r_dot_y,
+                double w_norm2, double l1_norm) {
   double gap, cst;
   if (dual_norm > pb.l1) {
     cst = pb.l1 / dual_norm;
@@ -73,61 +60,171 @@ double duality_gap(const Problem& pb, int64_t j, const Workspace& ws) {
 struct SweepResult {
   double d_w_max = 0.0;  // largest |Δw| of the sweep
   double w_max = 0.0;    // largest |w| met in the sweep
+  void note(double w_old, double w_new) {
+    d_w_max = std::max(d_w_max, std::fabs(w_new - w_old));
+    w_max = std::max(w_max, std::fabs(w_new));
+  }
+  bool settled(double tol) const { return w_max == 0.0 || d_w_max / w_max < tol; }
 };
 
-// One coordinate-descent update of coefficient ii (sklearn's update, residual kept current).
-inline void update(const Problem& pb, int64_t ii, Workspace& ws, SweepResult& sr) {
-  const BinaryCsr& xt = pb.xt;
-  const int64_t norm2 = xt.row_size(ii);  // ‖X[:, ii]‖² of a 0/1 column
-  const double w_old = ws.w[ii];
-  const double tmp = column_dot(xt, ii, ws.r) + w_old * static_cast<double>(norm2);
-  double w_new;
-  if (pb.positive && tmp < 0.0)
-    w_new = 0.0;
-  else
-    w_new = std::copysign(std::max(std::fabs(tmp) - pb.l1, 0.0), tmp) /
-            (static_cast<double>(norm2) + pb.l2);
-  if (w_new != w_old) {
-    const double delta = w_new - w_old;
-    for (int64_t q = xt.indptr[ii]; q < xt.indptr[ii + 1]; ++q) ws.r[xt.indices[q]] -= delta;
-    ws.w[ii] = w_new;
-  }
-  sr.d_w_max = std::max(sr.d_w_max, std::fabs(w_new - w_old));
-  sr.w_max = std::max(sr.w_max, std::fabs(w_new));
-}
+// Scratch of one worker, reused across items.
+struct Workspace {
+  std::vector<double> r;        // sparse solver: residual y − X·w over users
+  std::vector<double> q;        // Gram solver: Xᵀ(y − X·w) over items
+  std::vector<double> q_active; // Gram solver: q restricted to the active set
+  std::vector<double> w;        // coefficients over items
+  std::vector<int32_t> active;  // items whose coefficient is (or was lately) non-zero
+};
 
-// Fits column j; leaves the coefficients in ws.w (the caller reads and clears them).
-//
-// Active-set coordinate descent: a full sweep over every usable column, then sweeps over the
-// non-zero coefficients only until their largest change is below tol × the largest coefficient,
-// then a full sweep again. sklearn's stopping test is applied after each full sweep (largest
-// change below tol × largest coefficient, or the last of max_iter full sweeps: then the duality
-// gap must be below tol·‖y‖²). The minimiser is the one sklearn converges to; the inner sweeps
-// only skip the columns that stay at zero, which are most of them, each costing a pass over its
-// users.
-ElasticNetReport fit_column(const Problem& pb, int64_t j, Workspace& ws) {
+// Both solvers run the same active-set scheme (see slimelastic.h); they differ in how they
+// keep the gradient: the sparse solver keeps the residual over users (a coordinate costs a pass
+// over its item's users), the Gram solver keeps XᵀR over items through G = XᵀX (a coordinate
+// costs O(1), a change O(n_items), or O(|active|) inside the active set).
+class SparseSolver {
+ public:
+  SparseSolver(const Problem& pb, const BinaryCsr& xt) : pb_(pb), xt_(xt) {}
+
+  void start(int64_t j, Workspace& ws) const {
+    std::fill(ws.r.begin(), ws.r.end(), 0.0);
+    for (int64_t q = xt_.indptr[j]; q < xt_.indptr[j + 1]; ++q) ws.r[xt_.indices[q]] = 1.0;
+  }
+  void update(int64_t ii, Workspace& ws, SweepResult& sr) const {
+    const double w_old = ws.w[ii];
+    const double w_new = soft_update(pb_, dot(ii, ws.r) + w_old * pb_.norm2[ii], pb_.norm2[ii]);
+    if (w_new != w_old) {
+      const double delta = w_new - w_old;
+      for (int64_t q = xt_.indptr[ii]; q < xt_.indptr[ii + 1]; ++q) ws.r[xt_.indices[q]] -= delta;
+      ws.w[ii] = w_new;
+    }
+    sr.note(w_old, w_new);
+  }
+  void begin_active(Workspace&) const {}
+  void update_active(size_t a, Workspace& ws, SweepResult& sr) const { update(ws.active[a], ws, sr); }
+  void end_active(int64_t, Workspace&) const {}
+  double gap(int64_t j, const Workspace& ws) const {
+    double dual_norm = pb_.positive ? -INFINITY : 0.0, w_norm2 = 0.0, l1_norm = 0.0;
+    for (int64_t ii = 0; ii < pb_.n_items; ++ii) {
+      const double xta = (pb_.hide_item && ii == j ? 0.0 : dot(ii, ws.r)) - pb_.l2 * ws.w[ii];
+      dual_norm = pb_.positive ? std::max(dual_norm, xta) : std::max(dual_norm, std::fabs(xta));
+      w_norm2 += ws.w[ii] * ws.w[ii];
+      l1_norm += std::fabs(ws.w[ii]);
+    }
+    double r_norm2 = 0.0;
+    for (double v : ws.r) r_norm2 += v * v;
+    return gap_from(pb_, dual_norm, r_norm2, dot(j, ws.r), w_norm2, l1_norm);
+  }
+
+ private:
+  double dot(int64_t ii, const std::vector<double>& r) const {
+    double s = 0.0;
+    for (int64_t q = xt_.indptr[ii]; q < xt_.indptr[ii + 1]; ++q) s += r[xt_.indices[q]];
+    return s;
+  }
+  const Problem& pb_;
+  const BinaryCsr& xt_;
+};
+
+class GramSolver {
+ public:
+  // gram: [n_items, n_items] float64, row-major (symmetric).
+  GramSolver(const Problem& pb, const double* gram) : pb_(pb), g_(gram) {}
+
+  void start(int64_t j, Workspace& ws) const {
+    const double* gj = row(j);
+    std::copy(gj, gj + pb_.n_items, ws.q.begin());  // Xᵀy
+    if (pb_.hide_item) ws.q[j] = 0.0;
+  }
+  void update(int64_t ii, Workspace& ws, SweepResult& sr) const {
+    const double w_old = ws.w[ii];
+    const double w_new = soft_update(pb_, ws.q[ii] + w_old * pb_.norm2[ii], pb_.norm2[ii]);
+    if (w_new != w_old) {
+      const double delta = w_new - w_old;
+      const double* gi = row(ii);
+      double* q = ws.q.data();
+      for (int64_t k = 0; k < pb_.n_items; ++k) q[k] -= delta * gi[k];
+      ws.w[ii] = w_new;
+    }
+    sr.note(w_old, w_new);
+  }
+  void begin_active(Workspace& ws) const {
+    ws.q_active.resize(ws.active.size());
+    for (size_t a = 0; a < ws.active.size(); ++a) ws.q_active[a] = ws.q[ws.active[a]];
+  }
+  void update_active(size_t a, Workspace& ws, SweepResult& sr) const {
+    const int32_t ii = ws.active[a];
+    const double w_old = ws.w[ii];
+    const double w_new = soft_update(pb_, ws.q_active[a] + w_old * pb_.norm2[ii], pb_.norm2[ii]);
+    if (w_new != w_old) {
+      const double delta = w_new - w_old;
+      const double* gi = row(ii);
+      for (size_t b = 0; b < ws.active.size(); ++b) ws.q_active[b] -= delta * gi[ws.active[b]];
+      ws.w[ii] = w_new;
+    }
+    sr.note(w_old, w_new);
+  }
+  // Rebuilds the whole of q = Xᵀy − G·w from scratch (which also drops rounding drift).
+  void end_active(int64_t j, Workspace& ws) const {
+    start(j, ws);
+    double* q = ws.q.data();
+    for (int32_t ii : ws.active) {
+      const double wi = ws.w[ii];
+      if (wi == 0.0) continue;
+      const double* gi = row(ii);
+      for (int64_t k = 0; k < pb_.n_items; ++k) q[k] -= wi * gi[k];
+    }
+    if (pb_.hide_item) ws.q[j] = 0.0;
+  }
+  // With q = XᵀR: ‖R‖² = yᵀy − wᵀXᵀy − wᵀq and Rᵀy = yᵀy − wᵀXᵀy.
+  double gap(int64_t j, const Workspace& ws) const {
+    const double* xty = row(j);
+    const double yy = xty[j];
+    double dual_norm = pb_.positive ? -INFINITY : 0.0, w_norm2 = 0.0, l1_norm = 0.0;
+    double w_xty = 0.0, w_q = 0.0;
+    for (int64_t ii = 0; ii < pb_.n_items; ++ii) {
+      const bool hidden = pb_.hide_item && ii == j;
+      const double wi = ws.w[ii];
+      const double xta = (hidden ? 0.0 : ws.q[ii]) - pb_.l2 * wi;
+      dual_norm = pb_.positive ? std::max(dual_norm, xta) : std::max(dual_norm, std::fabs(xta));
+      w_norm2 += wi * wi;
+      l1_norm += std::fabs(wi);
+      if (!hidden) {
+        w_xty += wi * xty[ii];
+        w_q += wi * ws.q[ii];
+      }
+    }
+    return gap_from(pb_, dual_norm, yy - w_xty - w_q, yy - w_xty, w_norm2, l1_norm);
+  }
+
+ private:
+  const double* row(int64_t i) const { return g_ + i * pb_.n_items; }
+  const Problem& pb_;
+  const double* g_;
+};
+
+// Fits column j with `solver`; leaves the coefficients in ws.w (the caller reads and clears
+// them). See slimelastic.h for the scheme and the stopping rule.
+template <typename Solver>
+ElasticNetReport fit_column(const Problem& pb, const Solver& solver, int64_t j, Workspace& ws) {
   ElasticNetReport rep;
-  const BinaryCsr& xt = pb.xt;
-  const int64_t n = xt.n_rows;
-  std::fill(ws.r.begin(), ws.r.end(), 0.0);
-  for (int64_t q = xt.indptr[j]; q < xt.indptr[j + 1]; ++q) ws.r[xt.indices[q]] = 1.0;
-  const double tol_gap = pb.tol * static_cast<double>(xt.row_size(j));  // tol·‖y‖²
-  if (xt.row_size(j) == 0) {  // y = 0: w = 0 is the solution
+  const double yy = pb.norm2[j];
+  if (yy == 0.0) {  // y = 0: w = 0 is the solution
     rep.converged = true;
     return rep;
   }
+  const double tol_gap = pb.tol * yy;  // tol·‖y‖²
+  solver.start(j, ws);
   ws.active.clear();
   for (int64_t sweep = 0; sweep < pb.max_iter; ++sweep) {
     SweepResult full;
-    for (int64_t ii = 0; ii < n; ++ii) {
-      if (xt.row_size(ii) == 0 || (pb.hide_item && ii == j)) continue;
+    for (int64_t ii = 0; ii < pb.n_items; ++ii) {
+      if (!pb.usable(ii, j)) continue;
       const bool was_zero = ws.w[ii] == 0.0;
-      update(pb, ii, ws, full);
+      solver.update(ii, ws, full);
       if (was_zero && ws.w[ii] != 0.0) ws.active.push_back(static_cast<int32_t>(ii));
     }
     rep.sweeps = sweep + 1;
-    if (full.w_max == 0.0 || full.d_w_max / full.w_max < pb.tol || sweep == pb.max_iter - 1) {
-      rep.gap = duality_gap(pb, j, ws);
+    if (full.settled(pb.tol) || sweep == pb.max_iter - 1) {
+      rep.gap = solver.gap(j, ws);
       if (rep.gap < tol_gap) {
         rep.converged = true;
         break;
@@ -139,49 +236,76 @@ ElasticNetReport fit_column(const Problem& pb, int64_t j, Workspace& ws) {
                                    [&](int32_t ii) { return ws.w[ii] == 0.0; }),
                     ws.active.end());
     std::sort(ws.active.begin(), ws.active.end());
-    for (int64_t inner = 0; inner < pb.max_iter && !ws.active.empty(); ++inner) {
+    if (ws.active.empty()) continue;
+    solver.begin_active(ws);
+    for (int64_t inner = 0; inner < pb.max_iter; ++inner) {
       SweepResult sr;
-      for (int32_t ii : ws.active) update(pb, ii, ws, sr);
-      if (sr.w_max == 0.0 || sr.d_w_max / sr.w_max < pb.tol) break;
+      for (size_t a = 0; a < ws.active.size(); ++a) solver.update_active(a, ws, sr);
+      if (sr.settled(pb.tol)) break;
     }
+    solver.end_active(j, ws);
   }
   return rep;
 }
 
 }  // namespace
 
+double SLIMElastic::gram_bytes(int64_t n_items) {
+  return 8.0 * static_cast<double>(n_items) * static_cast<double>(n_items);
+}
+
+bool SLIMElastic::use_gram(int64_t n_items) const {
+  if (solver_ != SlimSolver::kAuto) return solver_ == SlimSolver::kGram;
+  const double bytes = gram_bytes(n_items);
+  const int64_t avail = available_memory_bytes();
+  return bytes <= kGramLimitBytes && (avail < 0 || bytes <= 0.5 * static_cast<double>(avail));
+}
+
 void SLIMElastic::fit() {
-  const BinaryCsr xt = transpose(train_);
   const int64_t n = n_items();
   const double rows = static_cast<double>(n_users());
-  const Problem pb{xt, alpha_ * l1_ratio_ * rows, alpha_ * (1.0 - l1_ratio_) * rows, tol_,
-                   max_iter_, positive_only_, hide_item_};
+  Problem pb{n, {}, alpha_ * l1_ratio_ * rows, alpha_ * (1.0 - l1_ratio_) * rows, tol_,
+             max_iter_, positive_only_, hide_item_};
+  const std::vector<int64_t> deg = train_.item_degrees();
+  pb.norm2.assign(deg.begin(), deg.end());
+
   const int threads = fit_threads();
   std::vector<Workspace> spaces(threads);
-  for (auto& ws : spaces) {
-    ws.r.assign(n_users(), 0.0);
-    ws.w.assign(n, 0.0);
-  }
+  for (auto& ws : spaces) ws.w.assign(n, 0.0);
   std::vector<std::vector<std::pair<int32_t, float>>> columns(n);
   reports_.assign(n, ElasticNetReport{});
-  parallel_for(n, threads, [&](int64_t j, int worker) {
-    Workspace& ws = spaces[worker];
-    reports_[j] = fit_column(pb, j, ws);
-    for (int64_t ii = 0; ii < n; ++ii)
-      if (ws.w[ii] != 0.0) {
-        columns[j].emplace_back(static_cast<int32_t>(ii), static_cast<float>(ws.w[ii]));
-        ws.w[ii] = 0.0;
-      }
-  });
+  auto run = [&](const auto& solver) {
+    parallel_for(n, threads, [&](int64_t j, int worker) {
+      Workspace& ws = spaces[worker];
+      reports_[j] = fit_column(pb, solver, j, ws);
+      for (int64_t ii = 0; ii < n; ++ii)
+        if (ws.w[ii] != 0.0) {
+          columns[j].emplace_back(static_cast<int32_t>(ii), static_cast<float>(ws.w[ii]));
+          ws.w[ii] = 0.0;
+        }
+    });
+  };
+  const bool gram = use_gram(n);
+  if (gram) {
+    const torch::Tensor g = item_gram(train_, torch::kFloat64);
+    for (auto& ws : spaces) ws.q.assign(n, 0.0);
+    run(GramSolver(pb, g.data_ptr<double>()));
+  } else {
+    const BinaryCsr xt = transpose(train_);
+    for (auto& ws : spaces) ws.r.assign(n_users(), 0.0);
+    run(SparseSolver(pb, xt));
+  }
+
   int64_t sweeps = 0, unconverged = 0, nnz = 0;
   for (int64_t j = 0; j < n; ++j) {
     sweeps += reports_[j].sweeps;
     unconverged += reports_[j].converged ? 0 : 1;
     nnz += static_cast<int64_t>(columns[j].size());
   }
-  log::debug("SLIMElastic: " + std::to_string(n) + " regressions, " + std::to_string(sweeps) +
-             " sweeps in all, " + std::to_string(unconverged) + " stopped at max_iter, " +
-             std::to_string(nnz) + " non-zero weights");
+  log::debug("SLIMElastic (" + std::string(gram ? "Gram" : "sparse") + " solver): " +
+             std::to_string(n) + " regressions, " + std::to_string(sweeps) + " full sweeps, " +
+             std::to_string(unconverged) + " stopped at max_iter, " + std::to_string(nnz) +
+             " non-zero weights");
   const CsrWeights w = csr_from_columns(n, columns);
   assign_buffer(w_indptr_, device_manager().place(w.indptr));
   assign_buffer(w_indices_, device_manager().place(w.indices));
@@ -201,7 +325,7 @@ torch::Tensor SLIMElastic::dense_weights() const {
 
 void register_slimelastic() {
   register_model("SLIMElastic", "SLIM with one elastic-net regression per item (coordinate descent)",
-                 [](const ModelContext& ctx) { return std::make_shared<SLIMElastic>(ctx); });
+                 [](const ModelContext& ctx) { return std::make_shared<SLIMElastic>(ctx, SlimSolver::kAuto); });
 }
 
 }  // namespace recbole::models

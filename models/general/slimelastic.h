@@ -6,19 +6,24 @@
 // w ≥ 0 with positive_only, and column j hidden from its own regression with hide_item. The
 // coefficients form column j of W; scores are X_u·W.
 //
-// Solver: coordinate descent on the sparse columns of X (item → users) with the residual kept up
-// to date, as sklearn's sparse solver, in float64, with an active set: a full sweep over every
+// Solver: coordinate descent in float64 with an active set: a full sweep over every usable
 // column, then sweeps over the non-zero coefficients only until they settle, then a full sweep
 // again. Coordinates are visited in ascending item order (sklearn's selection="random" draws
-// them with replacement; both converge to the same minimiser, the objective being strictly
-// convex). Stopping is sklearn's, tested after each full sweep: when its largest coefficient
-// change is below tol × the largest coefficient (or it is the last of max_iter full sweeps), the
-// duality gap is computed and the fit stops when it is below tol·‖y‖². Items are fitted in
-// parallel (fit_threads() std::threads), each regression independent, so the result does not
-// depend on the number of threads.
+// them with replacement; both reach the same minimiser, the objective being strictly convex).
+// Stopping is sklearn's, tested after each full sweep: when its largest coefficient change is
+// below tol × the largest coefficient (or it is the last of max_iter full sweeps), the duality
+// gap is computed and the fit stops when it is below tol·‖y‖². Two ways to keep the gradient:
+//  - sparse: the residual y − X·w over users, on the sparse columns of X (item → users), as
+//    sklearn's sparse solver; memory O(nnz(X) + n_users) — used for large catalogues;
+//  - Gram: XᵀR over items through the dense Gram matrix G = XᵀX (n_items² float64, built from
+//    the sparse rows), as sklearn's precompute=True solver; much faster when G is small enough:
+//    used when 8·n_items² bytes is at most kGramLimitBytes and half the available memory.
+// Items are fitted in parallel (fit_threads() std::threads), each regression independent, so
+// the result does not depend on the number of threads.
 //
-// Memory: W is kept sparse (CSR buffers, 20 bytes per non-zero coefficient: row pointer share,
-// int64 column, float32 value); the fit needs Xᵀ plus O(n_users + n_items) scratch per thread.
+// Memory: W is kept sparse (CSR buffers: 12 bytes per non-zero coefficient, int64 column and
+// float32 value, plus the row pointers); the fit needs G (Gram solver) or Xᵀ (sparse solver),
+// plus O(n_users + n_items) scratch per thread.
 #include "models/model.h"
 
 namespace recbole::models {
@@ -30,9 +35,15 @@ struct ElasticNetReport {
   bool converged = false;  // gap < tol·‖y‖²
 };
 
+enum class SlimSolver { kAuto, kSparse, kGram };
+
 class SLIMElastic : public Model {
  public:
-  explicit SLIMElastic(const ModelContext& ctx);
+  // The Gram solver is chosen automatically up to this size of G (1 GiB: n_items <= 11585).
+  static constexpr double kGramLimitBytes = 1024.0 * 1024.0 * 1024.0;
+
+  // solver: kAuto picks by size (see above); tests force one or the other.
+  explicit SLIMElastic(const ModelContext& ctx, SlimSolver solver = SlimSolver::kAuto);
 
   ModelKind kind() const override { return ModelKind::kFitOnce; }
   void fit() override;
@@ -44,10 +55,16 @@ class SLIMElastic : public Model {
   // Per-item solver reports of the last fit() (index = item id).
   const std::vector<ElasticNetReport>& reports() const { return reports_; }
 
+  // Bytes of the dense Gram matrix for n items (8·n²).
+  static double gram_bytes(int64_t n_items);
+  // Whether fit() uses the Gram solver for n items.
+  bool use_gram(int64_t n_items) const;
+
  private:
   double alpha_, l1_ratio_, tol_;
   bool positive_only_, hide_item_;
   int64_t max_iter_;
+  SlimSolver solver_;
   torch::Tensor w_indptr_, w_indices_, w_values_;  // CSR buffers of W, rows = source item
   std::vector<ElasticNetReport> reports_;
 };

@@ -67,124 +67,149 @@ std::vector<int64_t> order_rows(const Dataset& dataset, const EvalArgs& eval_arg
 
 namespace {
 
-// Positions of `order` grouped by user, groups in order of first appearance.
-// group_start: [n_groups + 1]; members: [n] positions into order (ascending within a group).
-void group_by_user(const std::vector<int32_t>& users, const std::vector<int64_t>& order,
-                   int64_t n_users, std::vector<int64_t>& group_start,
-                   std::vector<int64_t>& members) {
-  std::vector<int32_t> group_of(static_cast<size_t>(n_users), -1);
-  std::vector<int64_t> counts;
-  for (int64_t row : order) {
-    int32_t& g = group_of[static_cast<size_t>(users[row])];
-    if (g < 0) {
-      g = static_cast<int32_t>(counts.size());
-      counts.push_back(0);
-    }
-    ++counts[static_cast<size_t>(g)];
-  }
-  group_start.assign(counts.size() + 1, 0);
-  for (size_t g = 0; g < counts.size(); ++g) group_start[g + 1] = group_start[g] + counts[g];
-  std::vector<int64_t> fill(group_start.begin(), group_start.end() - 1);
-  members.resize(order.size());
-  for (size_t p = 0; p < order.size(); ++p) {
-    members[fill[group_of[users[order[p]]]]++] = static_cast<int64_t>(p);
-  }
+// Appends rows [begin, end) of (rows, users, items) to `s`.
+void append_slice(Split& s, const std::vector<int64_t>& rows, const std::vector<int32_t>& users,
+                  const std::vector<int32_t>& items, int64_t begin, int64_t end) {
+  s.rows.insert(s.rows.end(), rows.begin() + begin, rows.begin() + end);
+  s.users.insert(s.users.end(), users.begin() + begin, users.begin() + end);
+  s.items.insert(s.items.end(), items.begin() + begin, items.begin() + end);
 }
 
-Split make_split(const Dataset& dataset, std::vector<int64_t> rows) {
-  Split s;
-  s.rows = std::move(rows);
-  s.users.resize(s.rows.size());
-  s.items.resize(s.rows.size());
-  const std::vector<int32_t>& users = dataset.inter_users();
-  const std::vector<int32_t>& items = dataset.inter_items();
-  for (size_t i = 0; i < s.rows.size(); ++i) {
-    s.users[i] = users[s.rows[i]];
-    s.items[i] = items[s.rows[i]];
-  }
-  return s;
+template <typename T>
+void release(std::vector<T>& v) {
+  std::vector<T>().swap(v);
 }
 
 }  // namespace
 
 SplitDataset split_dataset(const Dataset& dataset, const DatasetOptions& options) {
-  std::vector<std::vector<int64_t>> parts(3);
+  SplitDataset out;
+  Split* parts[3] = {&out.train, &out.valid, &out.test};
+  const std::vector<int32_t>& users = dataset.inter_users();
+  const std::vector<int32_t>& items = dataset.inter_items();
+  const int64_t n = dataset.n_inters();
+
   if (!options.benchmark_filename.empty()) {
     const std::vector<int64_t>& sizes = dataset.benchmark_sizes();
     if (sizes.size() != 3) {
       throw ConfigError("benchmark_filename: expected three parts [train, valid, test], got " +
                         std::to_string(sizes.size()));
     }
+    std::vector<int64_t> rows(static_cast<size_t>(n));
+    std::iota(rows.begin(), rows.end(), 0);
     int64_t begin = 0;
     for (size_t k = 0; k < 3; ++k) {
-      parts[k].resize(static_cast<size_t>(sizes[k]));
-      std::iota(parts[k].begin(), parts[k].end(), begin);
+      append_slice(*parts[k], rows, users, items, begin, begin + sizes[k]);
       begin += sizes[k];
     }
-  } else {
-    const EvalArgs& ea = options.eval_args;
-    const std::vector<int64_t> order = order_rows(dataset, ea, options.seed);
-    const int64_t n = static_cast<int64_t>(order.size());
-    if (ea.split == EvalArgs::SplitKind::kRatio && ea.group_by == "none") {
-      const std::vector<int64_t> sizes = split_sizes_by_ratio(n, ea.ratios);
-      int64_t begin = 0;
-      for (size_t k = 0; k < sizes.size() && k < 3; ++k) {
-        parts[k].assign(order.begin() + begin, order.begin() + begin + sizes[k]);
-        begin += sizes[k];
-      }
-    } else {
-      if (ea.split == EvalArgs::SplitKind::kRatio && ea.group_by != "user") {
-        throw ConfigError("eval_args: group_by: expected user or none, got \"" + ea.group_by +
-                          "\"");
-      }
-      std::vector<int64_t> group_start, members;
-      group_by_user(dataset.inter_users(), order, dataset.n_users(), group_start, members);
-      const size_t n_groups = group_start.size() - 1;
-      for (auto& p : parts) p.reserve(static_cast<size_t>(n) / 3);
-      if (ea.split == EvalArgs::SplitKind::kRatio) {
-        parts[0].reserve(static_cast<size_t>(n));
-        for (size_t g = 0; g < n_groups; ++g) {
-          const int64_t b = group_start[g];
-          const std::vector<int64_t> sizes = split_sizes_by_ratio(group_start[g + 1] - b,
-                                                                  ea.ratios);
-          int64_t pos = b;
-          for (size_t k = 0; k < 3; ++k) {
-            for (int64_t j = 0; j < sizes[k]; ++j) parts[k].push_back(order[members[pos++]]);
-          }
-        }
-      } else {
-        // Leave-one-out: the last k rows of a group go one each to the last k held-out parts.
-        const std::string& mode = ea.leave_one_mode;
-        const int64_t m = mode == "valid_and_test" ? 2 : 1;
-        if (mode != "valid_and_test" && mode != "valid_only" && mode != "test_only") {
-          throw ConfigError("eval_args: split.LS: expected valid_and_test, valid_only or " +
-                            std::string("test_only, got \"") + mode + "\"");
-        }
-        // Target part of held-out slot j (0-based among m+1 slots): valid_and_test {0,1,2};
-        // valid_only {0,1}; test_only {0,2}.
-        const std::vector<size_t> slot_part =
-            mode == "valid_and_test" ? std::vector<size_t>{0, 1, 2}
-            : mode == "valid_only"   ? std::vector<size_t>{0, 1}
-                                     : std::vector<size_t>{0, 2};
-        parts[0].reserve(static_cast<size_t>(n));
-        for (size_t g = 0; g < n_groups; ++g) {
-          const int64_t b = group_start[g], e = group_start[g + 1];
-          const int64_t total = e - b;
-          const int64_t k = std::min(m, total - 1);
-          int64_t pos = b;
-          for (; pos < e - k; ++pos) parts[0].push_back(order[members[pos]]);
-          for (int64_t i = 0; i < k; ++i) {
-            const size_t slot = static_cast<size_t>(m + 1 - k + i);
-            parts[slot_part[slot]].push_back(order[members[pos++]]);
-          }
-        }
-      }
+    return out;
+  }
+
+  const EvalArgs& ea = options.eval_args;
+  if (ea.split == EvalArgs::SplitKind::kRatio && ea.group_by != "user" && ea.group_by != "none") {
+    throw ConfigError("eval_args: group_by: expected user or none, got \"" + ea.group_by + "\"");
+  }
+  const std::string& mode = ea.leave_one_mode;
+  if (ea.split == EvalArgs::SplitKind::kLeaveOneOut && mode != "valid_and_test" &&
+      mode != "valid_only" && mode != "test_only") {
+    throw ConfigError("eval_args: split.LS: expected valid_and_test, valid_only or test_only, "
+                      "got \"" + mode + "\"");
+  }
+
+  // The ordered table: one random gather, then every pass below is sequential or per group.
+  std::vector<int64_t> rows = order_rows(dataset, ea, options.seed);
+  std::vector<int32_t> row_users(static_cast<size_t>(n)), row_items(static_cast<size_t>(n));
+  for (int64_t p = 0; p < n; ++p) {
+    row_users[p] = users[rows[p]];
+    row_items[p] = items[rows[p]];
+  }
+
+  if (ea.split == EvalArgs::SplitKind::kRatio && ea.group_by == "none") {
+    const std::vector<int64_t> sizes = split_sizes_by_ratio(n, ea.ratios);
+    int64_t begin = 0;
+    for (size_t k = 0; k < 3; ++k) {
+      append_slice(*parts[k], rows, row_users, row_items, begin, begin + sizes[k]);
+      begin += sizes[k];
+    }
+    return out;
+  }
+
+  // Group by user, groups in order of first appearance, rows in order within a group (a
+  // counting sort by group).
+  std::vector<int32_t> group_of(static_cast<size_t>(dataset.n_users()), -1);
+  std::vector<int32_t> group_user;
+  std::vector<int64_t> group_start{0};
+  for (int64_t p = 0; p < n; ++p) {
+    int32_t& g = group_of[static_cast<size_t>(row_users[p])];
+    if (g < 0) {
+      g = static_cast<int32_t>(group_user.size());
+      group_user.push_back(row_users[p]);
+      group_start.push_back(0);
+    }
+    ++group_start[static_cast<size_t>(g) + 1];
+  }
+  const size_t n_groups = group_user.size();
+  for (size_t g = 0; g < n_groups; ++g) group_start[g + 1] += group_start[g];
+  std::vector<int64_t> grouped_rows(static_cast<size_t>(n));
+  std::vector<int32_t> grouped_items(static_cast<size_t>(n));
+  {
+    std::vector<int64_t> fill(group_start.begin(), group_start.end() - 1);
+    for (int64_t p = 0; p < n; ++p) {
+      const int64_t k = fill[static_cast<size_t>(group_of[static_cast<size_t>(row_users[p])])]++;
+      grouped_rows[k] = rows[p];
+      grouped_items[k] = row_items[p];
     }
   }
-  SplitDataset out;
-  out.train = make_split(dataset, std::move(parts[0]));
-  out.valid = make_split(dataset, std::move(parts[1]));
-  out.test = make_split(dataset, std::move(parts[2]));
+  release(rows);
+  release(row_items);
+  // Per group users are constant; reuse row_users as the grouped user column.
+  for (size_t g = 0; g < n_groups; ++g) {
+    std::fill(row_users.begin() + group_start[g], row_users.begin() + group_start[g + 1],
+              group_user[g]);
+  }
+  std::vector<int32_t>& grouped_users = row_users;
+
+  // Per-group part sizes.
+  std::vector<int64_t> sizes(3 * n_groups, 0);
+  std::vector<size_t> leave_part;  // LS: target part of held-out slot j
+  int64_t m = 0;
+  if (ea.split == EvalArgs::SplitKind::kLeaveOneOut) {
+    m = mode == "valid_and_test" ? 2 : 1;
+    leave_part = mode == "valid_and_test" ? std::vector<size_t>{0, 1, 2}
+                 : mode == "valid_only"   ? std::vector<size_t>{0, 1}
+                                          : std::vector<size_t>{0, 2};
+  }
+  int64_t totals[3] = {0, 0, 0};
+  for (size_t g = 0; g < n_groups; ++g) {
+    const int64_t total = group_start[g + 1] - group_start[g];
+    if (ea.split == EvalArgs::SplitKind::kRatio) {
+      const std::vector<int64_t> s = split_sizes_by_ratio(total, ea.ratios);
+      for (size_t k = 0; k < 3; ++k) sizes[3 * g + k] = s[k];
+    } else {
+      // Leave-one-out: the last k rows go one each to the last k held-out slots.
+      const int64_t k = std::min(m, total - 1);
+      sizes[3 * g] = total - k;
+      for (int64_t i = 0; i < k; ++i) {
+        sizes[3 * g + leave_part[static_cast<size_t>(m + 1 - k + i)]] += 1;
+      }
+    }
+    for (size_t k = 0; k < 3; ++k) totals[k] += sizes[3 * g + k];
+  }
+  for (size_t k = 0; k < 3; ++k) {
+    parts[k]->rows.reserve(static_cast<size_t>(totals[k]));
+    parts[k]->users.reserve(static_cast<size_t>(totals[k]));
+    parts[k]->items.reserve(static_cast<size_t>(totals[k]));
+  }
+  for (size_t g = 0; g < n_groups; ++g) {
+    int64_t pos = group_start[g];
+    // valid_only / test_only hold out into one part; valid_and_test into valid then test; the
+    // part order within a group is always train, valid, test.
+    for (size_t k = 0; k < 3; ++k) {
+      append_slice(*parts[k], grouped_rows, grouped_users, grouped_items, pos,
+                   pos + sizes[3 * g + k]);
+      pos += sizes[3 * g + k];
+    }
+  }
   return out;
 }
 

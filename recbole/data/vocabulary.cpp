@@ -34,6 +34,26 @@ Vocabulary::Vocabulary() {
   mask_ = 63;
 }
 
+int64_t Vocabulary::direct_value(std::string_view token) {
+  const size_t n = token.size();
+  if (n == 0 || n > 7 || (token[0] == '0' && n > 1)) return -1;
+  int64_t v = 0;
+  for (char c : token) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v < kDirectLimit ? v : -1;
+}
+
+void Vocabulary::set_direct(int64_t v, int32_t id) {
+  if (static_cast<size_t>(v) >= direct_.size()) {
+    size_t size = std::max<size_t>(1024, direct_.size());
+    while (size <= static_cast<size_t>(v)) size *= 2;
+    direct_.resize(size, -1);
+  }
+  direct_[static_cast<size_t>(v)] = id;
+}
+
 Vocabulary::Slot Vocabulary::make_key(std::string_view token, uint64_t h) {
   Slot key;
   std::memcpy(&key.prefix, token.data(), std::min<size_t>(token.size(), 8));
@@ -44,7 +64,6 @@ Vocabulary::Slot Vocabulary::make_key(std::string_view token, uint64_t h) {
 
 void Vocabulary::reserve(size_t n) {
   tokens_.reserve(n);
-  while (slots_.size() < 2 * n) grow();
 }
 
 size_t Vocabulary::probe(std::string_view token, const Slot& key, uint64_t h) const {
@@ -68,6 +87,7 @@ void Vocabulary::grow() {
   slots_.assign(capacity, Slot{});
   mask_ = capacity - 1;
   for (size_t id = 0; id < tokens_.size(); ++id) {
+    if (direct_value(tokens_[id]) >= 0) continue;  // lives in the direct array
     // Re-insert only the first of equal tokens (append may have added duplicates).
     const uint64_t h = hash_token(tokens_[id]);
     Slot key = make_key(tokens_[id], h);
@@ -80,11 +100,23 @@ void Vocabulary::grow() {
 }
 
 int32_t Vocabulary::find(std::string_view token) const {
+  const int64_t v = direct_value(token);
+  if (v >= 0) return static_cast<size_t>(v) < direct_.size() ? direct_[static_cast<size_t>(v)] : -1;
   const uint64_t h = hash_token(token);
   return slots_[probe(token, make_key(token, h), h)].id;
 }
 
 int32_t Vocabulary::intern(std::string_view token) {
+  const int64_t v = direct_value(token);
+  if (v >= 0) {
+    if (static_cast<size_t>(v) < direct_.size() && direct_[static_cast<size_t>(v)] >= 0) {
+      return direct_[static_cast<size_t>(v)];
+    }
+    const int32_t id = static_cast<int32_t>(tokens_.size());
+    tokens_.emplace_back(token);
+    set_direct(v, id);
+    return id;
+  }
   const uint64_t h = hash_token(token);
   Slot key = make_key(token, h);
   const size_t slot = probe(token, key, h);
@@ -93,11 +125,20 @@ int32_t Vocabulary::intern(std::string_view token) {
   tokens_.emplace_back(token);
   key.id = id;
   slots_[slot] = key;
-  if (tokens_.size() * 2 > slots_.size()) grow();
+  if (++hashed_ * 2 > slots_.size()) grow();
   return id;
 }
 
 int32_t Vocabulary::append(std::string token) {
+  const int64_t v = direct_value(token);
+  if (v >= 0) {
+    const int32_t id = static_cast<int32_t>(tokens_.size());
+    if (static_cast<size_t>(v) >= direct_.size() || direct_[static_cast<size_t>(v)] < 0) {
+      set_direct(v, id);
+    }
+    tokens_.push_back(std::move(token));
+    return id;
+  }
   const uint64_t h = hash_token(token);
   Slot key = make_key(token, h);
   const size_t slot = probe(token, key, h);
@@ -105,9 +146,10 @@ int32_t Vocabulary::append(std::string token) {
   if (slots_[slot].id < 0) {
     key.id = id;
     slots_[slot] = key;
+    ++hashed_;
   }
   tokens_.push_back(std::move(token));
-  if (tokens_.size() * 2 > slots_.size()) grow();
+  if (hashed_ * 2 > slots_.size()) grow();
   return id;
 }
 

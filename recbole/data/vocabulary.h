@@ -3,7 +3,9 @@
 // field) and gives each distinct token a dense int32 id in order of first interning.
 //
 // Each distinct token is stored once; cells of a column hold only ids, so the parser never keeps
-// a string per cell. Lookup is an open-addressing hash table over the stored tokens.
+// a string per cell. Lookup is an open-addressing hash table over the stored tokens, except for
+// canonical decimal tokens below kDirectLimit ("0", "17", not "017" or "+1"), the usual ids of
+// real datasets, which are found through a direct array indexed by their value.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -34,6 +36,12 @@ class Vocabulary {
   void reserve(size_t n);
 
  private:
+  static constexpr int64_t kDirectLimit = int64_t{1} << 22;
+  // The value of a canonical decimal token below kDirectLimit, else -1.
+  static int64_t direct_value(std::string_view token);
+  // Records `id` for the direct value `v` (growing the array).
+  void set_direct(int64_t v, int32_t id);
+
   // One hash-table entry. Tokens of up to 8 bytes are compared inside the slot (prefix + length),
   // so the common lookup touches one cache line; longer ones also compare the stored string.
   struct Slot {
@@ -48,6 +56,8 @@ class Vocabulary {
 
   std::vector<std::string> tokens_;
   std::vector<Slot> slots_;  // capacity is a power of two, load <= 1/2
+  std::vector<int32_t> direct_;  // value -> id (-1 = absent) for direct tokens
+  size_t hashed_ = 0;            // tokens stored in slots_
   size_t mask_ = 0;
 };
 

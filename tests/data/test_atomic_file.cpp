@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <set>
 
 #include "data_test_util.h"
 #include "recbole/data/atomic_file.h"
@@ -52,6 +53,31 @@ TEST_CASE("vocabulary interns tokens once, in order of first appearance", "[atom
   // append keeps duplicates; lookups find the first.
   CHECK(v.append("a") == 100002);
   CHECK(v.find("a") == 1);
+}
+
+TEST_CASE("vocabulary: decimal tokens are exact strings (\"017\" is not \"17\")", "[atomic]") {
+  Vocabulary v;
+  const int32_t a = v.intern("17");
+  const int32_t b = v.intern("017");
+  const int32_t c = v.intern("+17");
+  const int32_t d = v.intern("4194304");   // at the direct-array limit: hashed
+  const int32_t e = v.intern("4194303");   // just below: direct
+  const int32_t f = v.intern("123456789012");
+  CHECK(std::set<int32_t>{a, b, c, d, e, f}.size() == 6);
+  CHECK(v.intern("17") == a);
+  CHECK(v.find("017") == b);
+  CHECK(v.find("4194304") == d);
+  CHECK(v.find("4194303") == e);
+  CHECK(v.find("123456789012") == f);
+  CHECK(v.find("18") == -1);
+  CHECK(v.find("99999999") == -1);
+  CHECK(v.token(b) == "017");
+  CHECK(v.append("17") == 6);  // duplicate appended; lookups keep the first
+  CHECK(v.find("17") == a);
+  for (int i = 0; i < 200000; ++i) v.intern(std::to_string(i * 7));
+  bool all = true;
+  for (int i = 0; i < 200000; i += 13) all = all && v.token(v.find(std::to_string(i * 7))) == std::to_string(i * 7);
+  CHECK(all);
 }
 
 TEST_CASE("reader: types, missing cells, sequences, CRLF, blank lines, no final newline",

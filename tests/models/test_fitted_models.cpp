@@ -244,20 +244,23 @@ TEST_CASE("SLIMElastic: each column satisfies the elastic-net optimality conditi
           "[models][slimelastic]") {
   TinyData d;
   const double alpha = 0.01, l1_ratio = 0.1;
-  for (const char* positive : {"true", "false"}) {
+  using recbole::models::SlimSolver;
+  for (const char* positive : {"true", "false"})
+  for (SlimSolver solver : {SlimSolver::kSparse, SlimSolver::kGram}) {
     ModelHarness h(model_config("SLIMElastic", {{"alpha", "0.01"}, {"l1_ratio", "0.1"},
                                                 {"positive_only", positive}, {"max_iter", "10000"},
                                                 {"tol", "1e-12"}}),
                    d);
-    auto m = h.create();
+    auto m = std::make_shared<recbole::models::SLIMElastic>(h.ctx, solver);
     m->fit();
-    auto& slim = dynamic_cast<recbole::models::SLIMElastic&>(*m);
+    auto& slim = *m;
+    REQUIRE(slim.use_gram(d.n_items) == (solver == SlimSolver::kGram));
     torch::Tensor w = slim.dense_weights().to(torch::kFloat64);
     torch::Tensor x = dense(d.train);
     const double n = static_cast<double>(d.n_users);
     if (std::string(positive) == "true") CHECK(w.min().item<double>() >= 0.0);
     for (int64_t j = 0; j < d.n_items; ++j) {
-      INFO("item " << j << ", positive_only " << positive);
+      INFO("item " << j << ", positive_only " << positive << ", Gram solver " << slim.use_gram(d.n_items));
       CHECK(slim.reports()[j].converged);
       CHECK(w[j][j].item<double>() == 0.0);  // hide_item
       torch::Tensor xh = x.clone();
@@ -312,4 +315,22 @@ TEST_CASE("SLIMElastic: a single co-occurring column has the closed-form coeffic
   CHECK(w[3][1].item<float>() == 0.0f);
   CHECK(w.select(1, 3).abs().sum().item<float>() == 0.0f);
   CHECK(m.reports()[1].sweeps <= 3);
+}
+
+TEST_CASE("SLIMElastic: the sparse and Gram solvers agree at the default settings",
+          "[models][slimelastic]") {
+  TinyData d;
+  using recbole::models::SlimSolver;
+  ModelHarness h(model_config("SLIMElastic", {{"alpha", "0.02"}}), d);
+  recbole::models::SLIMElastic sparse(h.ctx, SlimSolver::kSparse), gram(h.ctx, SlimSolver::kGram);
+  sparse.fit();
+  gram.fit();
+  torch::Tensor a = sparse.dense_weights(), b = gram.dense_weights();
+  CHECK(a.count_nonzero().item<int64_t>() > 0);
+  // Both stop at sklearn's duality-gap test (tol 1e-4 relative), not at the exact minimiser.
+  CHECK(torch::allclose(a, b, 1e-3, 1e-4));
+  // The automatic choice takes the Gram solver for a small catalogue only.
+  recbole::models::SLIMElastic automatic(h.ctx);
+  CHECK(automatic.use_gram(d.n_items));
+  CHECK_FALSE(automatic.use_gram(int64_t(1) << 20));  // 8 TiB Gram matrix
 }
