@@ -4,8 +4,8 @@
 //
 // Prints read (parse), preprocess (filters, remap, fill, normalize) and split times, the parse
 // rate, the size of the final interaction arrays and the process's peak resident memory.
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -15,6 +15,7 @@
 #include "recbole/data/dataset.h"
 #include "recbole/data/dataset_options.h"
 #include "recbole/data/split.h"
+#include "recbole/utils/logging.h"
 #include "recbole/utils/memory.h"
 
 namespace {
@@ -22,9 +23,9 @@ namespace {
 int64_t table_bytes(const recbole::data::Table& t) {
   int64_t bytes = 0;
   for (const recbole::data::Column& c : t.columns()) {
-    bytes += static_cast<int64_t>(c.tokens.size() * sizeof(int32_t) +
-                                  c.floats.size() * sizeof(double) +
-                                  c.offsets.size() * sizeof(int64_t));
+    bytes +=
+        static_cast<int64_t>(c.tokens.size() * sizeof(int32_t) + c.floats.size() * sizeof(double) +
+                             c.offsets.size() * sizeof(int64_t));
   }
   return bytes;
 }
@@ -36,6 +37,9 @@ int main(int argc, char** argv) {
   try {
     const config::ConfigSources sources = config::parse_command_line(argc, argv);
     const config::Config config = config::Config::build(sources);
+    if (config.has("state") && !config.is_null("state")) {
+      log::set_level(log::parse_level(config.get_string("state")));
+    }
     const data::DatasetOptions options = data::DatasetOptions::from_config(config);
     const int64_t rss_before = memory::current_rss_bytes();
 
@@ -50,9 +54,8 @@ int main(int argc, char** argv) {
 
     const data::LoadStats& st = ds.load_stats();
     const int64_t arrays = table_bytes(ds.inter_table());
-    const int64_t split_bytes =
-        (split.train.size() + split.valid.size() + split.test.size()) *
-        static_cast<int64_t>(sizeof(int64_t) + 2 * sizeof(int32_t));
+    const int64_t split_bytes = (split.train.size() + split.valid.size() + split.test.size()) *
+                                static_cast<int64_t>(sizeof(int64_t) + 2 * sizeof(int32_t));
     const double mb = 1024.0 * 1024.0;
     std::printf("dataset            %s (%lld interactions, %lld users, %lld items incl. pad)\n",
                 ds.name().c_str(), static_cast<long long>(ds.n_inters()),
@@ -64,8 +67,8 @@ int main(int argc, char** argv) {
                 static_cast<long long>(st.rows_read));
     std::printf("preprocess         %7.3f s %7.3f s\n", st.preprocess_seconds,
                 st.preprocess_cpu_seconds);
-    std::printf("split              %7.3f s %7.3f s  (%s %s: %lld / %lld / %lld)\n", split_s, split_cpu,
-                options.eval_args.order.c_str(),
+    std::printf("split              %7.3f s %7.3f s  (%s %s: %lld / %lld / %lld)\n", split_s,
+                split_cpu, options.eval_args.order.c_str(),
                 options.eval_args.split == data::EvalArgs::SplitKind::kRatio ? "RS" : "LS",
                 static_cast<long long>(split.train.size()),
                 static_cast<long long>(split.valid.size()),

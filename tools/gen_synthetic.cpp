@@ -8,8 +8,8 @@
 // follows a power law (Zipf exponent `alpha` over a random item ranking); ratings are 1..5;
 // timestamps increase with the row, with jitter, over about three years.
 #include <algorithm>
-#include <chrono>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -42,14 +42,22 @@ Args parse(int argc, char** argv) {
       throw std::runtime_error("expected --key=value, got \"" + tok + "\"");
     }
     const std::string key = tok.substr(2, eq - 2), value = tok.substr(eq + 1);
-    if (key == "out") a.out = value;
-    else if (key == "name") a.name = value;
-    else if (key == "users") a.users = std::stoll(value);
-    else if (key == "items") a.items = std::stoll(value);
-    else if (key == "inters") a.inters = std::stoll(value);
-    else if (key == "seed") a.seed = std::stoull(value);
-    else if (key == "alpha") a.alpha = std::stod(value);
-    else throw std::runtime_error("unknown option --" + key);
+    if (key == "out")
+      a.out = value;
+    else if (key == "name")
+      a.name = value;
+    else if (key == "users")
+      a.users = std::stoll(value);
+    else if (key == "items")
+      a.items = std::stoll(value);
+    else if (key == "inters")
+      a.inters = std::stoll(value);
+    else if (key == "seed")
+      a.seed = std::stoull(value);
+    else if (key == "alpha")
+      a.alpha = std::stod(value);
+    else
+      throw std::runtime_error("unknown option --" + key);
   }
   if (a.out.empty()) throw std::runtime_error("--out=DIR is required");
   if (a.users < 1 || a.items < 1 || a.inters < 0) {
@@ -98,11 +106,12 @@ int main(int argc, char** argv) {
     };
     for (int64_t i = 0; i < a.inters; ++i) {
       const int64_t user = user_dist(rng);
-      const size_t rank = static_cast<size_t>(
-          std::lower_bound(cdf.begin(), cdf.end(), unit(rng)) - cdf.begin());
+      const size_t rank =
+          static_cast<size_t>(std::lower_bound(cdf.begin(), cdf.end(), unit(rng)) - cdf.begin());
       const int64_t item = item_of_rank[std::min(rank, cdf.size() - 1)];
-      const int64_t ts = t0 + static_cast<int64_t>(span * static_cast<double>(i) /
-                                                   static_cast<double>(a.inters)) + jitter(rng);
+      const int64_t ts =
+          t0 + static_cast<int64_t>(span * static_cast<double>(i) / static_cast<double>(a.inters)) +
+          jitter(rng);
       put(user);
       buf += '\t';
       put(item);

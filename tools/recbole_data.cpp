@@ -15,6 +15,7 @@
 #include "recbole/data/dataset_options.h"
 #include "recbole/data/split.h"
 #include "recbole/utils/error.h"
+#include "recbole/utils/logging.h"
 
 namespace {
 
@@ -37,6 +38,9 @@ int main(int argc, char** argv) {
     const config::ConfigSources sources =
         config::parse_command_line(argc, argv, {"dump_split", "verbose"}, &tool_values);
     const config::Config config = config::Config::build(sources);
+    if (config.has("state") && !config.is_null("state")) {
+      log::set_level(log::parse_level(config.get_string("state")));
+    }
     const bool verbose = tool_values.count("verbose") && tool_values["verbose"] != "false";
     if (verbose) std::cout << config.dump() << "\n";
     const data::DatasetOptions options = data::DatasetOptions::from_config(config);

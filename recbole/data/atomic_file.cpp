@@ -140,8 +140,8 @@ class Splitter {
 };
 
 bool is_na_string(std::string_view s) {
-  static const char* const kNa[] = {"nan", "NaN", "NAN", "-nan", "-NaN", "NA", "N/A", "n/a",
-                                    "null", "NULL", "None", "<NA>", "#N/A", "#NA"};
+  static const char* const kNa[] = {"nan", "NaN",  "NAN",  "-nan", "-NaN", "NA",   "N/A",
+                                    "n/a", "null", "NULL", "None", "<NA>", "#N/A", "#NA"};
   for (const char* na : kNa) {
     if (s == na) return true;
   }
@@ -367,9 +367,9 @@ Table read_atomic_file(const std::string& path, const AtomicFileOptions& options
         Column& c = *cp.column;
         switch (c.type) {
           case FieldType::kToken:
-            c.tokens.push_back(
-                p == cell_end ? -1
-                              : cp.vocab->intern(std::string_view(p, static_cast<size_t>(cell_end - p))));
+            c.tokens.push_back(p == cell_end ? -1
+                                             : cp.vocab->intern(std::string_view(
+                                                   p, static_cast<size_t>(cell_end - p))));
             break;
           case FieldType::kFloat: {
             double v;
@@ -387,11 +387,13 @@ Table read_atomic_file(const std::string& path, const AtomicFileOptions& options
               if (piece_end == nullptr) piece_end = cell_end;
               if (piece_end > q) {
                 if (c.type == FieldType::kTokenSeq) {
-                  c.tokens.push_back(cp.vocab->intern(std::string_view(q, static_cast<size_t>(piece_end - q))));
+                  c.tokens.push_back(
+                      cp.vocab->intern(std::string_view(q, static_cast<size_t>(piece_end - q))));
                 } else {
                   double v;
                   if (!parse_float(q, piece_end, v)) {
-                    throw column_error(header[k], std::string_view(q, static_cast<size_t>(piece_end - q)));
+                    throw column_error(header[k],
+                                       std::string_view(q, static_cast<size_t>(piece_end - q)));
                   }
                   c.floats.push_back(v);
                 }

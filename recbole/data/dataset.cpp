@@ -185,8 +185,9 @@ class DatasetLoader {
                       " (check load_col/unload_col and the header)");
     }
     if (t.columns()[static_cast<size_t>(i)].type != FieldType::kToken) {
-      throw DataError(t.source() + ":1: column " + field + " (" + why + ") must be of type token, " +
-                      "got " + field_type_name(t.columns()[static_cast<size_t>(i)].type));
+      throw DataError(t.source() + ":1: column " + field + " (" + why +
+                      ") must be of type token, " + "got " +
+                      field_type_name(t.columns()[static_cast<size_t>(i)].type));
     }
   }
 
@@ -251,10 +252,11 @@ class DatasetLoader {
         log::warning("no columns loaded from " + path);
         continue;
       }
-      require_token_field(t, field, suffix == "user" ? "USER_ID_FIELD, needed when the .user "
-                                                       "file is loaded"
-                                                     : "ITEM_ID_FIELD, needed when the .item "
-                                                       "file is loaded");
+      require_token_field(t, field,
+                          suffix == "user" ? "USER_ID_FIELD, needed when the .user "
+                                             "file is loaded"
+                                           : "ITEM_ID_FIELD, needed when the .item "
+                                             "file is loaded");
       *slot = std::move(t);
     }
 
@@ -609,8 +611,8 @@ class DatasetLoader {
     const auto& [field, value] = *opt().threshold;
     Table& inter = ds_.inter_;
     if (!inter.has(field)) {
-      throw DataError("threshold: field " + field + " is not a loaded column of " +
-                      inter.source() + " (loaded: " + join(column_names(inter)) + ")");
+      throw DataError("threshold: field " + field + " is not a loaded column of " + inter.source() +
+                      " (loaded: " + join(column_names(inter)) + ")");
     }
     if (inter.column(field).type != FieldType::kFloat) {
       throw DataError("threshold: field " + field + " of " + inter.source() + " is " +
@@ -673,8 +675,7 @@ class DatasetLoader {
     }
     for (Table* t : tables()) {
       for (Column& c : t->columns()) {
-        if (!c.is_float_like() ||
-            std::find(fields.begin(), fields.end(), c.name) == fields.end()) {
+        if (!c.is_float_like() || std::find(fields.begin(), fields.end(), c.name) == fields.end()) {
           continue;
         }
         if (c.floats.empty()) continue;

@@ -31,8 +31,8 @@ struct LoadStats {
   double preprocess_seconds = 0;  // filters, remap, fill, threshold, normalize (wall clock)
   double read_cpu_seconds = 0;    // the same two phases in process CPU time
   double preprocess_cpu_seconds = 0;
-  int64_t bytes_read = 0;         // size of the files read
-  int64_t rows_read = 0;          // interaction rows before filtering
+  int64_t bytes_read = 0;  // size of the files read
+  int64_t rows_read = 0;   // interaction rows before filtering
 };
 
 class Dataset {

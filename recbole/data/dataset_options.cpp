@@ -38,8 +38,8 @@ class Reader {
 
   ConfigError error(const std::string& key, const std::string& what, const YAML::Node& got) const {
     std::string where = config_.source(key);
-    return ConfigError((where.empty() ? "" : where + ": ") + key + ": expected " + what +
-                       ", got " + flow_text(got));
+    return ConfigError((where.empty() ? "" : where + ": ") + key + ": expected " + what + ", got " +
+                       flow_text(got));
   }
 
   void string(const std::string& key, std::string& out) const {
@@ -222,9 +222,9 @@ DatasetOptions DatasetOptions::from_config(const Config& config) {
     }
   }
   r.boolean("filter_inter_by_user_or_item", o.filter_inter_by_user_or_item);
-  for (auto [key, out] : {std::pair<const char*, std::string*>{"user_inter_num_interval",
-                                                               &o.user_inter_num_interval},
-                          {"item_inter_num_interval", &o.item_inter_num_interval}}) {
+  for (auto [key, out] :
+       {std::pair<const char*, std::string*>{"user_inter_num_interval", &o.user_inter_num_interval},
+        {"item_inter_num_interval", &o.item_inter_num_interval}}) {
     if (r.present(key)) {
       r.string(key, *out);
       parse_intervals(*out, key);
@@ -239,8 +239,8 @@ DatasetOptions DatasetOptions::from_config(const Config& config) {
       throw r.error("threshold", "a map with exactly one field, e.g. {rating: 4}", n);
     }
     try {
-      o.threshold = std::make_pair(n.begin()->first.as<std::string>(),
-                                   n.begin()->second.as<double>());
+      o.threshold =
+          std::make_pair(n.begin()->first.as<std::string>(), n.begin()->second.as<double>());
     } catch (const YAML::Exception&) {
       throw r.error("threshold", "a map with exactly one field, e.g. {rating: 4}", n);
     }

@@ -37,7 +37,7 @@ struct ValueFilter {
 };
 
 struct DatasetOptions {
-  std::string dataset;                // name: files are <data_path>/<dataset>/<dataset>.inter ...
+  std::string dataset;  // name: files are <data_path>/<dataset>/<dataset>.inter ...
   std::string data_path = "dataset/";
   std::string field_separator = "\t";
   std::string seq_separator = " ";

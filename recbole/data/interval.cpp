@@ -34,8 +34,8 @@ IntervalSet parse_intervals(const std::string& text, const std::string& key) {
     if (semi == std::string::npos) semi = text.size();
     const std::string piece = trim(text.substr(start, semi - start));
     auto fail = [&](const std::string& why) {
-      return ConfigError(key + ": cannot parse interval \"" + piece + "\" in \"" + text + "\": " +
-                         why + " (expected e.g. \"[10,inf)\" or \"(-inf,4);(4,inf)\")");
+      return ConfigError(key + ": cannot parse interval \"" + piece + "\" in \"" + text +
+                         "\": " + why + " (expected e.g. \"[10,inf)\" or \"(-inf,4);(4,inf)\")");
     };
     if (piece.size() < 5) throw fail("too short");
     Interval iv;

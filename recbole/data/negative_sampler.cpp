@@ -39,6 +39,16 @@ NegativeSampler::NegativeSampler(const InteractionMatrix& exclude, const std::st
       throw DataError("negative sampling: user id " + std::to_string(u) +
                       " has interacted with every item, so no negative item can be sampled; "
                       "filter such users (user_inter_num_interval) or set train_neg_sample_args: ~");
+  const uint64_t cells = static_cast<uint64_t>(exclude.n_users()) * static_cast<uint64_t>(n_items_);
+  if (cells <= (uint64_t(64) << 23)) {  // 64 MiB of bits
+    bits_.assign((cells + 63) / 64, 0);
+    for (int64_t u = 0; u < exclude.n_users(); ++u)
+      for (const int32_t* it = exclude.row_begin(static_cast<int32_t>(u));
+           it != exclude.row_end(static_cast<int32_t>(u)); ++it) {
+        const uint64_t k = static_cast<uint64_t>(u) * static_cast<uint64_t>(n_items_) + *it;
+        bits_[k >> 6] |= uint64_t(1) << (k & 63);
+      }
+  }
   if (distribution == "uniform") return;
   if (distribution != "popularity")
     throw ConfigError("train_neg_sample_args.distribution: expected uniform or popularity, got \"" +
@@ -86,11 +96,11 @@ int32_t NegativeSampler::sample(int32_t user, Rng& rng) const {
   // (the constructor checked that every user lacks at least one item).
   for (int attempt = 0; attempt < 256; ++attempt) {
     const int32_t item = draw(rng);
-    if (item > 0 && !exclude_->contains(user, item)) return item;
+    if (item > 0 && !excluded(user, item)) return item;
   }
   for (;;) {
     const int32_t item = static_cast<int32_t>(1 + rng.below(n_items_ - 1));
-    if (!exclude_->contains(user, item)) return item;
+    if (!excluded(user, item)) return item;
   }
 }
 

@@ -75,11 +75,6 @@ void append_slice(Split& s, const std::vector<int64_t>& rows, const std::vector<
   s.items.insert(s.items.end(), items.begin() + begin, items.begin() + end);
 }
 
-template <typename T>
-void release(std::vector<T>& v) {
-  std::vector<T>().swap(v);
-}
-
 }  // namespace
 
 SplitDataset split_dataset(const Dataset& dataset, const DatasetOptions& options) {
@@ -112,14 +107,21 @@ SplitDataset split_dataset(const Dataset& dataset, const DatasetOptions& options
   const std::string& mode = ea.leave_one_mode;
   if (ea.split == EvalArgs::SplitKind::kLeaveOneOut && mode != "valid_and_test" &&
       mode != "valid_only" && mode != "test_only") {
-    throw ConfigError("eval_args: split.LS: expected valid_and_test, valid_only or test_only, "
-                      "got \"" + mode + "\"");
+    throw ConfigError(
+        "eval_args: split.LS: expected valid_and_test, valid_only or test_only, "
+        "got \"" +
+        mode + "\"");
   }
 
   // The ordered table: one random gather, then every pass below is sequential or per group.
   std::vector<int64_t> rows = order_rows(dataset, ea, options.seed);
   std::vector<int32_t> row_users(static_cast<size_t>(n)), row_items(static_cast<size_t>(n));
+  constexpr int64_t kAhead = 32;  // prefetch distance of the random gather
   for (int64_t p = 0; p < n; ++p) {
+    if (p + kAhead < n) {
+      __builtin_prefetch(&users[rows[p + kAhead]]);
+      __builtin_prefetch(&items[rows[p + kAhead]]);
+    }
     row_users[p] = users[rows[p]];
     row_items[p] = items[rows[p]];
   }
@@ -134,81 +136,69 @@ SplitDataset split_dataset(const Dataset& dataset, const DatasetOptions& options
     return out;
   }
 
-  // Group by user, groups in order of first appearance, rows in order within a group (a
-  // counting sort by group).
+  // Group by user, groups in order of first appearance, rows in order within a group.
   std::vector<int32_t> group_of(static_cast<size_t>(dataset.n_users()), -1);
-  std::vector<int32_t> group_user;
-  std::vector<int64_t> group_start{0};
+  std::vector<int64_t> group_size;
   for (int64_t p = 0; p < n; ++p) {
     int32_t& g = group_of[static_cast<size_t>(row_users[p])];
     if (g < 0) {
-      g = static_cast<int32_t>(group_user.size());
-      group_user.push_back(row_users[p]);
-      group_start.push_back(0);
+      g = static_cast<int32_t>(group_size.size());
+      group_size.push_back(0);
     }
-    ++group_start[static_cast<size_t>(g) + 1];
+    ++group_size[static_cast<size_t>(g)];
   }
-  const size_t n_groups = group_user.size();
-  for (size_t g = 0; g < n_groups; ++g) group_start[g + 1] += group_start[g];
-  std::vector<int64_t> grouped_rows(static_cast<size_t>(n));
-  std::vector<int32_t> grouped_items(static_cast<size_t>(n));
-  {
-    std::vector<int64_t> fill(group_start.begin(), group_start.end() - 1);
-    for (int64_t p = 0; p < n; ++p) {
-      const int64_t k = fill[static_cast<size_t>(group_of[static_cast<size_t>(row_users[p])])]++;
-      grouped_rows[k] = rows[p];
-      grouped_items[k] = row_items[p];
-    }
-  }
-  release(rows);
-  release(row_items);
-  // Per group users are constant; reuse row_users as the grouped user column.
-  for (size_t g = 0; g < n_groups; ++g) {
-    std::fill(row_users.begin() + group_start[g], row_users.begin() + group_start[g + 1],
-              group_user[g]);
-  }
-  std::vector<int32_t>& grouped_users = row_users;
+  const size_t n_groups = group_size.size();
 
-  // Per-group part sizes.
+  // Per-group part sizes: sizes[3g + k] rows of group g go to part k (train, valid, test).
   std::vector<int64_t> sizes(3 * n_groups, 0);
-  std::vector<size_t> leave_part;  // LS: target part of held-out slot j
   int64_t m = 0;
+  std::vector<size_t> leave_part;  // LS: target part of held-out slot j
   if (ea.split == EvalArgs::SplitKind::kLeaveOneOut) {
     m = mode == "valid_and_test" ? 2 : 1;
     leave_part = mode == "valid_and_test" ? std::vector<size_t>{0, 1, 2}
                  : mode == "valid_only"   ? std::vector<size_t>{0, 1}
                                           : std::vector<size_t>{0, 2};
   }
-  int64_t totals[3] = {0, 0, 0};
   for (size_t g = 0; g < n_groups; ++g) {
-    const int64_t total = group_start[g + 1] - group_start[g];
+    const int64_t total = group_size[g];
     if (ea.split == EvalArgs::SplitKind::kRatio) {
       const std::vector<int64_t> s = split_sizes_by_ratio(total, ea.ratios);
       for (size_t k = 0; k < 3; ++k) sizes[3 * g + k] = s[k];
     } else {
-      // Leave-one-out: the last k rows go one each to the last k held-out slots.
+      // Leave-one-out: the first total - k rows train; the last k rows go one each to the last
+      // k held-out slots (k = min(m, total - 1)).
       const int64_t k = std::min(m, total - 1);
       sizes[3 * g] = total - k;
       for (int64_t i = 0; i < k; ++i) {
         sizes[3 * g + leave_part[static_cast<size_t>(m + 1 - k + i)]] += 1;
       }
     }
-    for (size_t k = 0; k < 3; ++k) totals[k] += sizes[3 * g + k];
+  }
+  // Where each group's slice starts in each part (parts are group slices in group order).
+  std::vector<int64_t> offset(3 * n_groups);
+  int64_t totals[3] = {0, 0, 0};
+  for (size_t g = 0; g < n_groups; ++g) {
+    for (size_t k = 0; k < 3; ++k) {
+      offset[3 * g + k] = totals[k];
+      totals[k] += sizes[3 * g + k];
+    }
   }
   for (size_t k = 0; k < 3; ++k) {
-    parts[k]->rows.reserve(static_cast<size_t>(totals[k]));
-    parts[k]->users.reserve(static_cast<size_t>(totals[k]));
-    parts[k]->items.reserve(static_cast<size_t>(totals[k]));
+    parts[k]->rows.resize(static_cast<size_t>(totals[k]));
+    parts[k]->users.resize(static_cast<size_t>(totals[k]));
+    parts[k]->items.resize(static_cast<size_t>(totals[k]));
   }
-  for (size_t g = 0; g < n_groups; ++g) {
-    int64_t pos = group_start[g];
-    // valid_only / test_only hold out into one part; valid_and_test into valid then test; the
-    // part order within a group is always train, valid, test.
-    for (size_t k = 0; k < 3; ++k) {
-      append_slice(*parts[k], grouped_rows, grouped_users, grouped_items, pos,
-                   pos + sizes[3 * g + k]);
-      pos += sizes[3 * g + k];
-    }
+  // One pass in order: the c-th row of its group goes to the part whose range holds c.
+  std::vector<int64_t> rank(n_groups, 0);
+  for (int64_t p = 0; p < n; ++p) {
+    const size_t g = static_cast<size_t>(group_of[static_cast<size_t>(row_users[p])]);
+    int64_t c = rank[g]++;
+    size_t k = 0;
+    while (c >= sizes[3 * g + k]) c -= sizes[3 * g + k++];
+    const int64_t at = offset[3 * g + k] + c;
+    parts[k]->rows[at] = rows[p];
+    parts[k]->users[at] = row_users[p];
+    parts[k]->items[at] = row_items[p];
   }
   return out;
 }
@@ -252,7 +242,8 @@ class FileWriter {
  private:
   static constexpr size_t kFlush = size_t{1} << 20;
   void flush() {
-    if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
+    if (!buffer_.empty() &&
+        std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
       throw DataError(tmp_ + ": write failed: " + std::strerror(errno));
     }
     buffer_.clear();
@@ -303,7 +294,9 @@ void dump_split(const Dataset& dataset, const SplitDataset& split, const std::st
             if (id > 0) out += c.vocab->token(id);  // 0 = padding = missing cell
             break;
           }
-          case FieldType::kFloat: append_float(out, c.floats[row]); break;
+          case FieldType::kFloat:
+            append_float(out, c.floats[row]);
+            break;
           case FieldType::kTokenSeq:
             for (int64_t v = c.offsets[row]; v < c.offsets[row + 1]; ++v) {
               if (v > c.offsets[row]) out += o.seq_separator;

@@ -8,10 +8,14 @@ namespace recbole::data {
 
 const char* field_type_name(FieldType type) {
   switch (type) {
-    case FieldType::kToken: return "token";
-    case FieldType::kTokenSeq: return "token_seq";
-    case FieldType::kFloat: return "float";
-    case FieldType::kFloatSeq: return "float_seq";
+    case FieldType::kToken:
+      return "token";
+    case FieldType::kTokenSeq:
+      return "token_seq";
+    case FieldType::kFloat:
+      return "float";
+    case FieldType::kFloatSeq:
+      return "float_seq";
   }
   return "token";
 }
@@ -132,10 +136,18 @@ void Table::filter(const std::vector<uint8_t>& keep) {
   if (kept == n_rows_) return;
   for (Column& c : columns_) {
     switch (c.type) {
-      case FieldType::kToken: filter_values(c.tokens, keep); break;
-      case FieldType::kFloat: filter_values(c.floats, keep); break;
-      case FieldType::kTokenSeq: filter_seq(c.tokens, c.offsets, keep); break;
-      case FieldType::kFloatSeq: filter_seq(c.floats, c.offsets, keep); break;
+      case FieldType::kToken:
+        filter_values(c.tokens, keep);
+        break;
+      case FieldType::kFloat:
+        filter_values(c.floats, keep);
+        break;
+      case FieldType::kTokenSeq:
+        filter_seq(c.tokens, c.offsets, keep);
+        break;
+      case FieldType::kFloatSeq:
+        filter_seq(c.floats, c.offsets, keep);
+        break;
     }
   }
   n_rows_ = kept;
@@ -145,10 +157,18 @@ void Table::take(const std::vector<int64_t>& rows) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (Column& c : columns_) {
     switch (c.type) {
-      case FieldType::kToken: take_values<int32_t>(c.tokens, rows, -1); break;
-      case FieldType::kFloat: take_values<double>(c.floats, rows, nan); break;
-      case FieldType::kTokenSeq: take_seq(c.tokens, c.offsets, rows); break;
-      case FieldType::kFloatSeq: take_seq(c.floats, c.offsets, rows); break;
+      case FieldType::kToken:
+        take_values<int32_t>(c.tokens, rows, -1);
+        break;
+      case FieldType::kFloat:
+        take_values<double>(c.floats, rows, nan);
+        break;
+      case FieldType::kTokenSeq:
+        take_seq(c.tokens, c.offsets, rows);
+        break;
+      case FieldType::kFloatSeq:
+        take_seq(c.floats, c.offsets, rows);
+        break;
     }
   }
   n_rows_ = static_cast<int64_t>(rows.size());

@@ -62,9 +62,7 @@ Vocabulary::Slot Vocabulary::make_key(std::string_view token, uint64_t h) {
   return key;
 }
 
-void Vocabulary::reserve(size_t n) {
-  tokens_.reserve(n);
-}
+void Vocabulary::reserve(size_t n) { tokens_.reserve(n); }
 
 size_t Vocabulary::probe(std::string_view token, const Slot& key, uint64_t h) const {
   size_t slot = static_cast<size_t>(h) & mask_;

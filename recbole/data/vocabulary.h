@@ -55,7 +55,7 @@ class Vocabulary {
   size_t probe(std::string_view token, const Slot& key, uint64_t h) const;
 
   std::vector<std::string> tokens_;
-  std::vector<Slot> slots_;  // capacity is a power of two, load <= 1/2
+  std::vector<Slot> slots_;      // capacity is a power of two, load <= 1/2
   std::vector<int32_t> direct_;  // value -> id (-1 = absent) for direct tokens
   size_t hashed_ = 0;            // tokens stored in slots_
   size_t mask_ = 0;

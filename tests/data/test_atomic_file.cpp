@@ -60,8 +60,8 @@ TEST_CASE("vocabulary: decimal tokens are exact strings (\"017\" is not \"17\")"
   const int32_t a = v.intern("17");
   const int32_t b = v.intern("017");
   const int32_t c = v.intern("+17");
-  const int32_t d = v.intern("4194304");   // at the direct-array limit: hashed
-  const int32_t e = v.intern("4194303");   // just below: direct
+  const int32_t d = v.intern("4194304");  // at the direct-array limit: hashed
+  const int32_t e = v.intern("4194303");  // just below: direct
   const int32_t f = v.intern("123456789012");
   CHECK(std::set<int32_t>{a, b, c, d, e, f}.size() == 6);
   CHECK(v.intern("17") == a);
@@ -76,21 +76,21 @@ TEST_CASE("vocabulary: decimal tokens are exact strings (\"017\" is not \"17\")"
   CHECK(v.find("17") == a);
   for (int i = 0; i < 200000; ++i) v.intern(std::to_string(i * 7));
   bool all = true;
-  for (int i = 0; i < 200000; i += 13) all = all && v.token(v.find(std::to_string(i * 7))) == std::to_string(i * 7);
+  for (int i = 0; i < 200000; i += 13)
+    all = all && v.token(v.find(std::to_string(i * 7))) == std::to_string(i * 7);
   CHECK(all);
 }
 
 TEST_CASE("reader: types, missing cells, sequences, CRLF, blank lines, no final newline",
           "[atomic]") {
   TempDir dir;
-  const std::string path = dir.write(
-      "x.inter",
-      "\xEF\xBB\xBFu:token\tf:float\tts:token_seq\tfs:float_seq\r\n"
-      "a\t1.5\tx y  z\t1 2\r\n"
-      "\r\n"
-      "\t\t\t\r\n"
-      "b\tNaN\ty\t+3e2 -inf\n"
-      "a\t 7 \t\t");
+  const std::string path = dir.write("x.inter",
+                                     "\xEF\xBB\xBFu:token\tf:float\tts:token_seq\tfs:float_seq\r\n"
+                                     "a\t1.5\tx y  z\t1 2\r\n"
+                                     "\r\n"
+                                     "\t\t\t\r\n"
+                                     "b\tNaN\ty\t+3e2 -inf\n"
+                                     "a\t 7 \t\t");
   AtomicFileOptions fo;
   const Table t = read_atomic_file(path, fo);
   REQUIRE(t.n_rows() == 4);
@@ -110,8 +110,7 @@ TEST_CASE("reader: types, missing cells, sequences, CRLF, blank lines, no final 
   CHECK(std::isinf(fs.floats[3]));
 }
 
-TEST_CASE("reader: load_col / unload_col select columns, separators are configurable",
-          "[atomic]") {
+TEST_CASE("reader: load_col / unload_col select columns, separators are configurable", "[atomic]") {
   TempDir dir;
   const std::string path = dir.write("y.inter", "a:token::b:float::c:token_seq\nx::2::p,q\n");
   AtomicFileOptions fo;
@@ -142,7 +141,8 @@ TEST_CASE("user_id of .inter and .user share one vocabulary", "[atomic]") {
   CHECK(ds.user_table()->column("age").floats[2] == 3.0);  // row i = id i
 }
 
-TEST_CASE("malformed: a row with too few or too many fields names file and line", "[atomic][errors]") {
+TEST_CASE("malformed: a row with too few or too many fields names file and line",
+          "[atomic][errors]") {
   TempDir dir;
   dir.write("m/m.inter", "user_id:token\titem_id:token\trating:float\n1\t2\t3\n1\t2\n");
   std::string msg = load_error(options_in(dir, "m"));
@@ -197,8 +197,8 @@ TEST_CASE("malformed: a load_col column missing from the header", "[atomic][erro
   TempDir dir;
   dir.write("m/m.inter", "user_id:token\titem_id:token\n1\t2\n");
   DatasetOptions o = options_in(dir, "m");
-  o.load_col = std::map<std::string, std::vector<std::string>>{
-      {"inter", {"user_id", "item_id", "rating"}}};
+  o.load_col =
+      std::map<std::string, std::vector<std::string>>{{"inter", {"user_id", "item_id", "rating"}}};
   CHECK_THAT(load_error(o), Catch::Contains("m.inter:1: load_col: column \"rating\" is not in "
                                             "the header (columns: user_id, item_id)"));
 }
@@ -213,7 +213,8 @@ TEST_CASE("malformed: user or item id column absent", "[atomic][errors]") {
              Catch::Contains("m.inter:1: column item_id (ITEM_ID_FIELD) must be of type token"));
 }
 
-TEST_CASE("malformed: everything filtered away names the table and the filter", "[atomic][errors]") {
+TEST_CASE("malformed: everything filtered away names the table and the filter",
+          "[atomic][errors]") {
   TempDir dir;
   dir.write("m/m.inter", "user_id:token\titem_id:token\trating:float\n1\t2\t1\n2\t2\t2\n");
   DatasetOptions o = options_in(dir, "m");

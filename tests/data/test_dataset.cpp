@@ -21,10 +21,12 @@ Dataset load_test(const std::string& name, void (*tweak)(DatasetOptions&) = null
 }
 
 std::vector<int32_t> seq_row(const Column& c, int64_t row) {
-  return std::vector<int32_t>(c.tokens.begin() + c.offsets[row], c.tokens.begin() + c.offsets[row + 1]);
+  return std::vector<int32_t>(c.tokens.begin() + c.offsets[row],
+                              c.tokens.begin() + c.offsets[row + 1]);
 }
 std::vector<double> float_seq_row(const Column& c, int64_t row) {
-  return std::vector<double>(c.floats.begin() + c.offsets[row], c.floats.begin() + c.offsets[row + 1]);
+  return std::vector<double>(c.floats.begin() + c.offsets[row],
+                             c.floats.begin() + c.offsets[row + 1]);
 }
 
 }  // namespace
@@ -39,10 +41,12 @@ TEST_CASE("filter_nan_user_or_item drops rows with missing ids in every table", 
 }
 
 TEST_CASE("rm_dup_inter first and last keep the earliest and latest duplicate", "[dataset]") {
-  const Dataset first = load_test("remove_duplication", [](DatasetOptions& o) { o.rm_dup_inter = "first"; });
+  const Dataset first =
+      load_test("remove_duplication", [](DatasetOptions& o) { o.rm_dup_inter = "first"; });
   REQUIRE(first.n_inters() == 1);
   CHECK(first.inter_floats("timestamp")[0] == 0);
-  const Dataset last = load_test("remove_duplication", [](DatasetOptions& o) { o.rm_dup_inter = "last"; });
+  const Dataset last =
+      load_test("remove_duplication", [](DatasetOptions& o) { o.rm_dup_inter = "last"; });
   REQUIRE(last.n_inters() == 1);
   CHECK(last.inter_floats("timestamp")[0] == 2);
 }
@@ -80,11 +84,11 @@ TEST_CASE("val_interval keeps rows inside the intervals", "[dataset]") {
     v.interval = interval;
     return v;
   };
-  CHECK(count({f("timestamp", "[4,inf)")}) == 6);                               // lowest value
-  CHECK(count({f("timestamp", "(-inf,4]")}) == 5);                              // highest value
-  CHECK(count({f("rating", "[0,0]")}) == 3);                                    // equal
-  CHECK(count({f("rating", "(-inf,4);(4,inf)")}) == 9);                         // not equal
-  CHECK(count({f("timestamp", "[3,8]")}) == 6);                                 // same field
+  CHECK(count({f("timestamp", "[4,inf)")}) == 6);                                 // lowest value
+  CHECK(count({f("timestamp", "(-inf,4]")}) == 5);                                // highest value
+  CHECK(count({f("rating", "[0,0]")}) == 3);                                      // equal
+  CHECK(count({f("rating", "(-inf,4);(4,inf)")}) == 9);                           // not equal
+  CHECK(count({f("timestamp", "[3,8]")}) == 6);                                   // same field
   CHECK(count({f("timestamp", "[3,8]"), f("rating", "(-inf,4);(4,inf)")}) == 5);  // two fields
 }
 
@@ -101,12 +105,12 @@ TEST_CASE("val_interval on a token field keeps the listed tokens", "[dataset]") 
 }
 
 TEST_CASE("filter_inter_by_user_or_item true and false", "[dataset]") {
-  CHECK(load_test("filter_inter_by_user_or_item",
-                  [](DatasetOptions& o) { o.filter_inter_by_user_or_item = true; })
-            .n_inters() == 1);
-  CHECK(load_test("filter_inter_by_user_or_item",
-                  [](DatasetOptions& o) { o.filter_inter_by_user_or_item = false; })
-            .n_inters() == 2);
+  CHECK(load_test("filter_inter_by_user_or_item", [](DatasetOptions& o) {
+          o.filter_inter_by_user_or_item = true;
+        }).n_inters() == 1);
+  CHECK(load_test("filter_inter_by_user_or_item", [](DatasetOptions& o) {
+          o.filter_inter_by_user_or_item = false;
+        }).n_inters() == 2);
 }
 
 TEST_CASE("inter-num intervals: min, max, both sides, k-core to a fixed point", "[dataset]") {
@@ -183,7 +187,8 @@ TEST_CASE("rm_dup combined with the inter-num filter", "[dataset]") {
   CHECK(ds.n_items() == 3);
 }
 
-TEST_CASE("val_interval on feature fields combined with filter_inter_by_user_or_item", "[dataset]") {
+TEST_CASE("val_interval on feature fields combined with filter_inter_by_user_or_item",
+          "[dataset]") {
   DatasetOptions o = recbole_test_options("filter_value_and_filter_inter_by_ui");
   ValueFilter age, price;
   age.field = "age";
@@ -265,9 +270,8 @@ TEST_CASE("remap: ids by first appearance, every token field its own space", "[d
 }
 
 TEST_CASE("feature tables re-indexed by id, NaN filled", "[dataset][remap]") {
-  const Dataset ds = load_test("ui_feat_preparation_and_fill_nan", [](DatasetOptions& o) {
-    o.filter_inter_by_user_or_item = false;
-  });
+  const Dataset ds = load_test("ui_feat_preparation_and_fill_nan",
+                               [](DatasetOptions& o) { o.filter_inter_by_user_or_item = false; });
   const Table* user = ds.user_table();
   const Table* item = ds.item_table();
   REQUIRE(user != nullptr);
@@ -333,8 +337,8 @@ TEST_CASE("normalize_field and normalize_all together are rejected", "[dataset]"
   DatasetOptions o = recbole_test_options("normalize");
   o.normalize_field = {"rating"};
   o.normalize_all = true;
-  CHECK_THROWS_WITH(Dataset::load(o), Catch::Contains("normalize_field") &&
-                                          Catch::Contains("normalize_all"));
+  CHECK_THROWS_WITH(Dataset::load(o),
+                    Catch::Contains("normalize_field") && Catch::Contains("normalize_all"));
 }
 
 TEST_CASE("every RecBole test folder for general recommenders loads", "[dataset]") {

@@ -57,48 +57,52 @@ EvalArgs ls(const std::string& mode, const std::string& order) {
 
 TEST_CASE("TO RS 8:1:1 on build_dataset", "[split]") {
   const SplitDataset s = split_build_dataset(rs({0.8, 0.1, 0.1}, "TO"));
-  CHECK(s.train.items == cat({range(1, 17), {1}, {1}, {1}, {1, 2, 3}, range(1, 8), range(1, 9),
-                              range(1, 10)}));
+  CHECK(s.train.items ==
+        cat({range(1, 17), {1}, {1}, {1}, {1, 2, 3}, range(1, 8), range(1, 9), range(1, 10)}));
   CHECK(s.valid.items == cat({range(17, 19), {}, {}, {2}, {4}, {8}, {9}, {10}}));
   CHECK(s.test.items == cat({range(19, 21), {}, {2}, {3}, {5}, {9}, {10}, {11}}));
 }
 
 TEST_CASE("TO RS 8:2:0 on build_dataset", "[split]") {
   const SplitDataset s = split_build_dataset(rs({0.8, 0.2, 0.0}, "TO"));
-  CHECK(s.train.items == cat({range(1, 17), {1}, {1}, {1, 2}, {1, 2, 3, 4}, range(1, 9),
-                              range(1, 9), range(1, 10)}));
+  CHECK(
+      s.train.items ==
+      cat({range(1, 17), {1}, {1}, {1, 2}, {1, 2, 3, 4}, range(1, 9), range(1, 9), range(1, 10)}));
   CHECK(s.valid.items == cat({range(17, 21), {}, {2}, {3}, {5}, {9}, {9, 10}, {10, 11}}));
   CHECK(s.test.size() == 0);
 }
 
 TEST_CASE("TO RS 8:0:2 on build_dataset", "[split]") {
   const SplitDataset s = split_build_dataset(rs({0.8, 0.0, 0.2}, "TO"));
-  CHECK(s.train.items == cat({range(1, 17), {1}, {1}, {1, 2}, {1, 2, 3, 4}, range(1, 9),
-                              range(1, 9), range(1, 10)}));
+  CHECK(
+      s.train.items ==
+      cat({range(1, 17), {1}, {1}, {1, 2}, {1, 2, 3, 4}, range(1, 9), range(1, 9), range(1, 10)}));
   CHECK(s.valid.size() == 0);
   CHECK(s.test.items == cat({range(17, 21), {}, {2}, {3}, {5}, {9}, {9, 10}, {10, 11}}));
 }
 
 TEST_CASE("TO LS valid_and_test on build_dataset", "[split]") {
   const SplitDataset s = split_build_dataset(ls("valid_and_test", "TO"));
-  CHECK(s.train.items == cat({range(1, 19), {1}, {1}, {1}, {1, 2, 3}, range(1, 8), range(1, 9),
-                              range(1, 10)}));
+  CHECK(s.train.items ==
+        cat({range(1, 19), {1}, {1}, {1}, {1, 2, 3}, range(1, 8), range(1, 9), range(1, 10)}));
   CHECK(s.valid.items == cat({range(19, 20), {}, {}, {2}, {4}, {8}, {9}, {10}}));
   CHECK(s.test.items == cat({range(20, 21), {}, {2}, {3}, {5}, {9}, {10}, {11}}));
 }
 
 TEST_CASE("TO LS valid_only on build_dataset", "[split]") {
   const SplitDataset s = split_build_dataset(ls("valid_only", "TO"));
-  CHECK(s.train.items == cat({range(1, 20), {1}, {1}, {1, 2}, {1, 2, 3, 4}, range(1, 9),
-                              range(1, 10), range(1, 11)}));
+  CHECK(
+      s.train.items ==
+      cat({range(1, 20), {1}, {1}, {1, 2}, {1, 2, 3, 4}, range(1, 9), range(1, 10), range(1, 11)}));
   CHECK(s.valid.items == cat({range(20, 21), {}, {2}, {3}, {5}, {9}, {10}, {11}}));
   CHECK(s.test.size() == 0);
 }
 
 TEST_CASE("TO LS test_only on build_dataset", "[split]") {
   const SplitDataset s = split_build_dataset(ls("test_only", "TO"));
-  CHECK(s.train.items == cat({range(1, 20), {1}, {1}, {1, 2}, {1, 2, 3, 4}, range(1, 9),
-                              range(1, 10), range(1, 11)}));
+  CHECK(
+      s.train.items ==
+      cat({range(1, 20), {1}, {1}, {1, 2}, {1, 2, 3, 4}, range(1, 9), range(1, 10), range(1, 11)}));
   CHECK(s.valid.size() == 0);
   CHECK(s.test.items == cat({range(20, 21), {}, {2}, {3}, {5}, {9}, {10}, {11}}));
 }
@@ -130,7 +134,8 @@ TEST_CASE("RO: every row once, users grouped in order of first appearance", "[sp
   const std::vector<int64_t> order = order_rows(ds, o.eval_args, o.seed);
   const SplitDataset s = split_dataset(ds, o);
   std::vector<int64_t> all;
-  for (const Split* p : {&s.train, &s.valid, &s.test}) all.insert(all.end(), p->rows.begin(), p->rows.end());
+  for (const Split* p : {&s.train, &s.valid, &s.test})
+    all.insert(all.end(), p->rows.begin(), p->rows.end());
   std::sort(all.begin(), all.end());
   std::vector<int64_t> expect(static_cast<size_t>(ds.n_inters()));
   std::iota(expect.begin(), expect.end(), 0);
@@ -139,7 +144,8 @@ TEST_CASE("RO: every row once, users grouped in order of first appearance", "[sp
   std::vector<int32_t> first_seen;
   for (int64_t r : order) {
     const int32_t u = ds.inter_users()[r];
-    if (std::find(first_seen.begin(), first_seen.end(), u) == first_seen.end()) first_seen.push_back(u);
+    if (std::find(first_seen.begin(), first_seen.end(), u) == first_seen.end())
+      first_seen.push_back(u);
   }
   std::vector<int32_t> train_groups;
   for (int32_t u : s.train.users) {
@@ -150,7 +156,8 @@ TEST_CASE("RO: every row once, users grouped in order of first appearance", "[sp
   std::vector<int64_t> pos(order.size());
   for (size_t p = 0; p < order.size(); ++p) pos[order[p]] = static_cast<int64_t>(p);
   for (size_t i = 1; i < s.train.rows.size(); ++i) {
-    if (s.train.users[i] == s.train.users[i - 1]) CHECK(pos[s.train.rows[i]] > pos[s.train.rows[i - 1]]);
+    if (s.train.users[i] == s.train.users[i - 1])
+      CHECK(pos[s.train.rows[i]] > pos[s.train.rows[i - 1]]);
   }
 }
 
@@ -227,7 +234,8 @@ TEST_CASE("ml-100k: RecBole's statistics, first tokens, RS and LS totals", "[spl
   CHECK_THAT(summary, Catch::Contains("The sparsity of the dataset: 93.70575143257098%"));
   CHECK_THAT(summary, Catch::Contains("Average actions of users: 106.04453870625663"));
   CHECK_THAT(summary, Catch::Contains("Average actions of items: 59.45303210463734"));
-  CHECK_THAT(summary, Catch::Contains("Remain Fields: ['user_id', 'item_id', 'rating', 'timestamp']"));
+  CHECK_THAT(summary,
+             Catch::Contains("Remain Fields: ['user_id', 'item_id', 'rating', 'timestamp']"));
   std::vector<std::string> users, items;
   for (int32_t id = 1; id <= 5; ++id) {
     users.push_back(ds.user_token(id));
@@ -272,7 +280,8 @@ TEST_CASE("dump_split writes files that load back through benchmark_filename", "
   back.data_path = dir.path();
   back.benchmark_filename = {"train", "valid", "test"};
   const Dataset re = Dataset::load(back);
-  CHECK(re.benchmark_sizes() == std::vector<int64_t>{s.train.size(), s.valid.size(), s.test.size()});
+  CHECK(re.benchmark_sizes() ==
+        std::vector<int64_t>{s.train.size(), s.valid.size(), s.test.size()});
   const SplitDataset rs2 = split_dataset(re, back);
   bool same = true;
   for (const auto& [a, b] : {std::pair{&s.train, &rs2.train}, std::pair{&s.valid, &rs2.valid},
@@ -301,11 +310,27 @@ TEST_CASE("unused_col columns are not dumped", "[split]") {
   CHECK(header == "user_id:token\titem_id:token\trating:float");
 }
 
+TEST_CASE("TO compares times as float32, as RecBole's tensors do (ties keep file order)",
+          "[split]") {
+  // 1000000001 and 1000000000 are equal in float32: the stable sort keeps the file order.
+  testing::TempDir dir;
+  dir.write("f/f.inter",
+            "user_id:token\titem_id:token\ttimestamp:float\n"
+            "u\ta\t1000000001\nu\tb\t1000000000\nu\tc\t5\n");
+  DatasetOptions o;
+  o.dataset = "f";
+  o.data_path = dir.path();
+  o.load_col.reset();
+  o.eval_args.order = "TO";
+  const Dataset ds = Dataset::load(o);
+  CHECK(order_rows(ds, o.eval_args, o.seed) == std::vector<int64_t>{2, 0, 1});
+}
+
 TEST_CASE("TO without a loaded time field is an error naming the field", "[split]") {
   DatasetOptions o = recbole_test_options("filter_by_inter_num");
   o.eval_args.order = "TO";
   const Dataset ds = Dataset::load(o);
   CHECK_THROWS_AS(split_dataset(ds, o), recbole::DataError);
-  CHECK_THROWS_WITH(split_dataset(ds, o), Catch::Contains("timestamp") &&
-                                              Catch::Contains("filter_by_inter_num.inter"));
+  CHECK_THROWS_WITH(split_dataset(ds, o),
+                    Catch::Contains("timestamp") && Catch::Contains("filter_by_inter_num.inter"));
 }
