@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "models/general/fitted_support.h"
 #include "recbole/config/config.h"
@@ -52,43 +53,47 @@ void ADMMSLIM::fit() {
 
   torch::Tensor gamma_m = torch::zeros({n, n}, torch::kFloat32);  // Γ
   torch::Tensor c = torch::zeros({n, n}, torch::kFloat32);
-  torch::Tensor m = torch::zeros({n, n}, torch::kFloat32);  // ρC − Γ
-  torch::Tensor bt = torch::empty({n, n}, torch::kFloat32);  // B̃
+  torch::Tensor m = torch::zeros({n, n}, torch::kFloat32);   // ρC − Γ
+  torch::Tensor pm = torch::zeros({n, n}, torch::kFloat32);  // P·(ρC − Γ); B̃ = B_aux + pm
   std::vector<float> gam(n);
   const float rho = static_cast<float>(rho_);
   const float thr = static_cast<float>(lambda1_ / rho_);
   const float* pp = p.data_ptr<float>();
+  const float* ap = b_aux.data_ptr<float>();
+  const float* pmp = pm.data_ptr<float>();
+  float* gp = gamma_m.data_ptr<float>();
+  float* cp = c.data_ptr<float>();
+  float* mp = m.data_ptr<float>();
   const int threads = fit_threads();
   const int64_t row_chunk = 64;
   const int64_t n_chunks = (n + row_chunk - 1) / row_chunk;
 
-  for (int64_t it = 0; it < iterations_; ++it) {
-    if (it == 0)
-      bt.copy_(b_aux);  // C = Γ = 0
-    else
-      torch::addmm_out(bt, b_aux, p, m);
-    const float* btp = bt.data_ptr<float>();
-    for (int64_t j = 0; j < n; ++j) gam[j] = btp[j * n + j] / (pp[j * n + j] + 1e-7f);
-    float* gp = gamma_m.data_ptr<float>();
-    float* cp = c.data_ptr<float>();
-    float* mp = m.data_ptr<float>();
-    // One pass per element: B, C, Γ and the next ρC − Γ.
+  // One pass per element computes B, C, Γ and the next ρC − Γ; the element loop has no branch
+  // so that it vectorises.
+  auto element_pass = [&](auto positive) {
     parallel_for(n_chunks, threads, [&](int64_t chunk, int) {
       const int64_t r0 = chunk * row_chunk, r1 = std::min(n, r0 + row_chunk);
       for (int64_t i = r0; i < r1; ++i) {
         for (int64_t j = 0; j < n; ++j) {
           const int64_t e = i * n + j;
-          const float b = btp[e] - pp[e] * gam[j];
-          const float v = b + gp[e] / rho;
-          const float a = std::fabs(v) - thr;
-          float cv = a > 0.0f ? std::copysign(a, v) : 0.0f;
-          if (positive_only_ && cv < 0.0f) cv = 0.0f;
+          const float b = ap[e] + pmp[e] - pp[e] * gam[j];
+          const float v = b + gp[e] / rho;  // as RecBole rounds it
+          const float a = std::max(std::fabs(v) - thr, 0.0f);
+          const float cv = positive ? (v > 0.0f ? a : 0.0f) : std::copysign(a, v);
           gp[e] += rho * (b - cv);
           cp[e] = cv;
           mp[e] = rho * cv - gp[e];
         }
       }
     });
+  };
+  for (int64_t it = 0; it < iterations_; ++it) {
+    if (it > 0) torch::mm_out(pm, p, m);  // at it = 0, C = Γ = 0
+    for (int64_t j = 0; j < n; ++j) gam[j] = (ap[j * n + j] + pmp[j * n + j]) / (pp[j * n + j] + 1e-7f);
+    if (positive_only_)
+      element_pass(std::true_type{});
+    else
+      element_pass(std::false_type{});
   }
   assign_buffer(item_means_, device_manager().place(mu64.to(torch::kFloat32)));
   assign_buffer(c_, device_manager().place(c));

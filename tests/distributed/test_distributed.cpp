@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -278,5 +280,95 @@ TEST_CASE("a peer killed mid-training ends the other rank within dist_timeout", 
   REQUIRE(rc != -1);
   REQUIRE(took < 20);
   REQUIRE(log.find("rank 0 of world size 2") != std::string::npos);
+  fs::remove_all(w);
+}
+
+namespace {
+
+// Serves `dir` over HTTP on 127.0.0.1 with Python's http.server; its request log goes to `log`.
+struct HttpServer {
+  Proc proc;
+  int port = 0;
+  HttpServer(const std::string& dir, const std::string& log) {
+    port = free_port();
+    proc = start({"/usr/bin/python3", "-m", "http.server", "--bind", "127.0.0.1",
+                  std::to_string(port), "--directory", dir},
+                 {}, log);
+    // Wait until it answers.
+    for (int i = 0; i < 100; ++i) {
+      int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(static_cast<uint16_t>(port));
+      const bool up = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+      close(fd);
+      if (up) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  ~HttpServer() {
+    kill(proc.pid, SIGTERM);
+    waitpid(proc.pid, nullptr, 0);
+  }
+};
+
+// A zip of the small test dataset named `name`, written into `dir`.
+void make_zip(const std::string& dir, const std::string& name) {
+  fs::create_directories(dir + "/src");
+  fs::copy_file(small_dataset_path() + "/test/test.inter", dir + "/src/" + name + ".inter",
+                fs::copy_options::overwrite_existing);
+  const std::string cmd = "cd " + dir + "/src && zip -q ../" + name + ".zip " + name + ".inter";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a single-process run downloads its dataset and trains without any process group", "[dist]") {
+  // Regression for RecBole's barrier() after a download in a one-process run.
+  const std::string w = workdir("download1");
+  make_zip(w + "/www", "mini");
+  HttpServer server(w + "/www", w + "/http.log");
+  auto args = base_args(w, "r.json");
+  args[2] = "--dataset=mini";
+  args[3] = "--data_path=" + w + "/data";
+  args.push_back("--epochs=1");
+  args.push_back("--download_url=http://127.0.0.1:" + std::to_string(server.port) + "/mini.zip");
+  Proc p = start(args, {}, w + "/run.log");
+  const int rc = wait_for(p, 120);
+  const std::string log = read(w + "/run.log");
+  INFO(log);
+  REQUIRE(rc == 0);
+  REQUIRE(fs::exists(w + "/data/mini/mini.inter"));
+  REQUIRE(log.find("process group") == std::string::npos);
+  REQUIRE(log.find("rank 0 of") == std::string::npos);  // never distributed
+  REQUIRE(count(read(w + "/http.log"), "GET /mini.zip") == 1);
+  fs::remove_all(w);
+}
+
+TEST_CASE("two ranks: only one downloads, then both build the same dataset and train", "[dist]") {
+  const std::string w = workdir("download2");
+  make_zip(w + "/www", "mini");
+  HttpServer server(w + "/www", w + "/http.log");
+  auto args = base_args(w, "r.json");
+  args[2] = "--dataset=mini";
+  args[3] = "--data_path=" + w + "/data";
+  args.push_back("--epochs=1");
+  args.push_back("--nproc=2");
+  args.push_back("--download_url=http://127.0.0.1:" + std::to_string(server.port) + "/mini.zip");
+  Proc p = start(args, {}, w + "/run.log");
+  const int rc = wait_for(p, 180);
+  const std::string log = read(w + "/run.log");
+  INFO(log);
+  REQUIRE(rc == 0);
+  REQUIRE(count(read(w + "/http.log"), "GET /mini.zip") == 1);
+  // Both ranks finished training on identical data and weights.
+  REQUIRE(log.find("parameters identical on all 2 ranks") != std::string::npos);
   fs::remove_all(w);
 }
