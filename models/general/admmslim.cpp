@@ -29,7 +29,7 @@ double ADMMSLIM::fit_bytes(int64_t n_items) {
 void ADMMSLIM::fit() {
   const int64_t n = n_items();
   require_memory("ADMMSLIM", fit_bytes(n),
-                 "6 × n_items² float32 for the ADMM iterates, n_items = " + std::to_string(n));
+                 "6 × n_items² float32 for the ADMM iterates (P, B_aux, Γ, C, ρC − Γ, P·(ρC − Γ)); n_items = " + std::to_string(n));
   const double rows = static_cast<double>(n_users());
   const std::vector<int64_t> deg = train_.item_degrees();
   torch::Tensor mu64 = torch::tensor(deg, torch::kInt64).to(torch::kFloat64) / rows;

@@ -10,8 +10,9 @@
 // Scores: X_u·C, or (X_u − μ)·C + μ with center_columns.
 //
 // Memory: C is a dense n_items² float32 buffer on the device. The fit runs on the CPU: the
-// inversion in float64 (G + D, its Cholesky factor and P: 24·n² bytes), then the iterations hold
-// P, B_aux, Γ, C, ρC − Γ and B̃ in float32 (24·n² bytes); fit_bytes() = 24·n² is checked first.
+// inversion in float64 (at most 20·n² bytes: P, B_aux and its float32 copy), then the iterations hold
+// P, B_aux, Γ, C, ρC − Γ and P·(ρC − Γ) in float32 (24·n² bytes); fit_bytes() = 24·n² is checked
+// first.
 #include "models/model.h"
 
 namespace recbole::models {

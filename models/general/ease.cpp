@@ -14,12 +14,14 @@ EASE::EASE(const ModelContext& ctx) : Model("EASE", ctx) {
 }
 
 double EASE::fit_bytes(int64_t n_items) {
-  return 3.0 * 8.0 * static_cast<double>(n_items) * static_cast<double>(n_items);
+  return 16.0 * static_cast<double>(n_items) * static_cast<double>(n_items);
 }
 
 void EASE::fit() {
   const int64_t n = n_items();
-  require_memory("EASE", fit_bytes(n), "3 × n_items² float64 for G, its Cholesky factor and G⁻¹, n_items = " + std::to_string(n));
+  require_memory("EASE", fit_bytes(n),
+                 "2 × n_items² float64: G and its Cholesky factor, then the factor and G⁻¹; n_items = " +
+                     std::to_string(n));
   // float64 keeps B accurate to float32 precision whatever the conditioning of G; G is
   // symmetric positive definite (reg_weight > 0), so Cholesky is the cheapest exact inverse.
   torch::Tensor g = item_gram(train_, torch::kFloat64);

@@ -4,9 +4,9 @@
 // X_u · B.
 //
 // Memory: B is a dense n_items² float32 buffer on the device (4·n² bytes: 11 MiB for ml-100k,
-// 14.4 GiB for 60 000 items). The fit runs on the CPU in float64 and peaks at G, its Cholesky
-// factor and P together: 3 × n_items² float64 = 24·n² bytes, checked against the available
-// memory (see require_memory) before anything is allocated.
+// 13.4 GiB for 60 000 items). The fit runs on the CPU in float64 and holds at most two n² float64
+// matrices at a time (G and its Cholesky factor, then the factor and P = G⁻¹): fit_bytes() =
+// 16·n² bytes, checked against the available memory (require_memory) before any allocation.
 #include "models/model.h"
 
 namespace recbole::models {

@@ -58,7 +58,8 @@ double gap_from(const Problem& pb, double dual_norm, double r_norm2, double r_do
 }
 
 // q[k] -= delta · g[k] for k < n: the Gram solver's hot loop. Compiled for AVX-512, AVX2 and the
-// baseline, picked at run time, since the library itself is built for the baseline x86-64.
+// baseline, picked at run time, since the library itself is built for the baseline x86-64. (The
+// AVX-512 clone fuses the multiply-add, so weights can differ between CPUs in the last bits.)
 __attribute__((target_clones("avx512f", "avx2", "default"))) void sub_scaled(double* q, const double* g,
                                                                            double delta, int64_t n) {
   for (int64_t k = 0; k < n; ++k) q[k] -= delta * g[k];
