@@ -150,6 +150,10 @@ RunResult run(const config::Config& config) {
     log::info("log file: " + log_path);
   }
   DeviceManager device = DeviceManager::from_config(config, dist.local_rank());
+  if (dist.active() && device.is_cuda())
+    throw DistError("several processes on CUDA need the NCCL backend, which this build of "
+                    "recbole-cpp does not provide yet; run them with device: cpu (Gloo), or use "
+                    "one process per GPU machine");
   log::info(config.dump());
   log::info("device: " + device.name() + (dist.active() ? ", rank " + std::to_string(dist.rank()) +
                                                               " of " + std::to_string(dist.world_size())
