@@ -72,20 +72,27 @@ void register_model(const std::string& name, const std::string& description, Mod
   registry()[name] = Entry{description, std::move(factory)};
 }
 
-std::shared_ptr<Model> create_model(const std::string& name, const ModelContext& ctx) {
+namespace {
+
+// The factory registered under `name`; an unknown name is a ConfigError listing the known ones.
+ModelFactory find_factory(const std::string& name) {
   register_builtin_models();
-  ModelFactory factory;
-  {
-    std::lock_guard<std::mutex> lock(registry_mutex());
-    auto it = registry().find(name);
-    if (it == registry().end()) {
-      std::string known;
-      for (const auto& [n, e] : registry()) known += (known.empty() ? "" : ", ") + n;
-      throw ConfigError("model: unknown model \"" + name + "\"; known models: " + known);
-    }
-    factory = it->second.factory;
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  auto it = registry().find(name);
+  if (it == registry().end()) {
+    std::string known;
+    for (const auto& [n, e] : registry()) known += (known.empty() ? "" : ", ") + n;
+    throw ConfigError("model: unknown model \"" + name + "\"; known models: " + known);
   }
-  return factory(ctx);
+  return it->second.factory;
+}
+
+}  // namespace
+
+void check_model_name(const std::string& name) { find_factory(name); }
+
+std::shared_ptr<Model> create_model(const std::string& name, const ModelContext& ctx) {
+  return find_factory(name)(ctx);
 }
 
 std::vector<std::pair<std::string, std::string>> registered_models() {

@@ -90,6 +90,9 @@ void register_model(const std::string& name, const std::string& description, Mod
 // Builds a model by config name; an unknown name is a ConfigError listing the known ones.
 std::shared_ptr<Model> create_model(const std::string& name, const ModelContext& ctx);
 
+// Throws the same ConfigError as create_model when `name` is not registered.
+void check_model_name(const std::string& name);
+
 // (name, description) of every registered model, sorted by name.
 std::vector<std::pair<std::string, std::string>> registered_models();
 

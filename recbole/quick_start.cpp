@@ -159,6 +159,9 @@ RunResult run(const config::Config& config) {
                                                               " of " + std::to_string(dist.world_size())
                                                         : std::string()));
 
+  // An unknown model name fails before any data is read or downloaded.
+  models::check_model_name(config.model());
+
   // Data: the local main rank fetches files; every rank builds the same dataset and split.
   auto t0 = Clock::now();
   prepare_dataset_files(config, dist);

@@ -207,3 +207,16 @@ TEST_CASE("fused and generic BPR paths compute the same training", "[trainer]") 
   }
   REQUIRE(torch::allclose(weights[0], weights[1], 1e-4, 1e-6));
 }
+
+TEST_CASE("an unknown model name is a ConfigError listing the known models", "[models]") {
+  REQUIRE_NOTHROW(recbole::models::check_model_name("BPR"));
+  try {
+    recbole::models::check_model_name("BRP");
+    FAIL("expected ConfigError");
+  } catch (const recbole::ConfigError& e) {
+    const std::string msg = e.what();
+    REQUIRE(msg.find("\"BRP\"") != std::string::npos);
+    REQUIRE(msg.find("BPR") != std::string::npos);
+    REQUIRE(msg.find("EASE") != std::string::npos);
+  }
+}
