@@ -84,7 +84,7 @@ void check_parameters_identical(const models::Model& model, Dist& dist) {
   if (!dist.active()) return;
   uint64_t h = 1469598103934665603ULL;  // FNV-1a over the raw bytes of every parameter
   for (const auto& p : model.parameters()) {
-    torch::Tensor c = p.detach().to(torch::kCPU).contiguous();
+    torch::Tensor c = DeviceManager::to_host(p.detach()).contiguous();
     const auto* bytes = static_cast<const unsigned char*>(c.data_ptr());
     for (size_t k = 0; k < c.nbytes(); ++k) h = (h ^ bytes[k]) * 1099511628211ULL;
   }

@@ -130,12 +130,12 @@ evaluator::RankingRecords Evaluator::collect(models::Model& model,
       scores.index_put_({ri, ci}, kept);
     }
     auto [top_values, top_index] = torch::topk(scores, kk, /*dim=*/1);
-    torch::Tensor tv = top_values.to(torch::kCPU).contiguous();
-    torch::Tensor ti = top_index.to(torch::kCPU).contiguous();
+    torch::Tensor tv = DeviceManager::to_host(top_values).contiguous();
+    torch::Tensor ti = DeviceManager::to_host(top_index).contiguous();
     const float* tvp = tv.data_ptr<float>();
     const int64_t* tip = ti.data_ptr<int64_t>();
     torch::Tensor cpu_scores;
-    if (rank_stats_) cpu_scores = scores.to(torch::kCPU).contiguous();
+    if (rank_stats_) cpu_scores = DeviceManager::to_host(scores).contiguous();
     for (int64_t r = 0; r < b; ++r) {
       const int32_t u = static_cast<int32_t>(block_users[r]);
       for (int64_t j = 0; j < k; ++j) {

@@ -86,7 +86,7 @@ CsrWeights csr_from_rows(const std::vector<std::vector<std::pair<int32_t, float>
 }
 
 std::vector<int64_t> to_vector(const torch::Tensor& users) {
-  torch::Tensor u = users.to(torch::kCPU).to(torch::kInt64).contiguous().view({-1});
+  torch::Tensor u = DeviceManager::to_host(users).to(torch::kInt64).contiguous().view({-1});
   return std::vector<int64_t>(u.data_ptr<int64_t>(), u.data_ptr<int64_t>() + u.numel());
 }
 
@@ -132,9 +132,9 @@ torch::Tensor item_gram(const data::InteractionMatrix& x, torch::ScalarType dtyp
 torch::Tensor history_times_csr(const data::InteractionMatrix& x, const std::vector<int64_t>& users,
                                 const torch::Tensor& indptr, const torch::Tensor& indices,
                                 const torch::Tensor& values, int64_t n_cols) {
-  const torch::Tensor ip = indptr.to(torch::kCPU).contiguous();
-  const torch::Tensor ix = indices.to(torch::kCPU).contiguous();
-  const torch::Tensor vs = values.to(torch::kCPU).contiguous();
+  const torch::Tensor ip = DeviceManager::to_host(indptr).contiguous();
+  const torch::Tensor ix = DeviceManager::to_host(indices).contiguous();
+  const torch::Tensor vs = DeviceManager::to_host(values).contiguous();
   const int64_t* ipp = ip.data_ptr<int64_t>();
   const int64_t* ixp = ix.data_ptr<int64_t>();
   const float* vsp = vs.data_ptr<float>();
@@ -153,9 +153,9 @@ torch::Tensor history_times_csr(const data::InteractionMatrix& x, const std::vec
 torch::Tensor csr_times_history(const data::InteractionMatrix& x, const std::vector<int64_t>& users,
                                 const torch::Tensor& indptr, const torch::Tensor& indices,
                                 const torch::Tensor& values) {
-  const torch::Tensor ip = indptr.to(torch::kCPU).contiguous();
-  const torch::Tensor ix = indices.to(torch::kCPU).contiguous();
-  const torch::Tensor vs = values.to(torch::kCPU).contiguous();
+  const torch::Tensor ip = DeviceManager::to_host(indptr).contiguous();
+  const torch::Tensor ix = DeviceManager::to_host(indices).contiguous();
+  const torch::Tensor vs = DeviceManager::to_host(values).contiguous();
   const int64_t* ipp = ip.data_ptr<int64_t>();
   const int64_t* ixp = ix.data_ptr<int64_t>();
   const float* vsp = vs.data_ptr<float>();
@@ -176,11 +176,11 @@ torch::Tensor csr_times_history(const data::InteractionMatrix& x, const std::vec
 
 torch::Tensor csr_to_dense(const torch::Tensor& indptr, const torch::Tensor& indices,
                            const torch::Tensor& values, int64_t n_cols) {
-  const torch::Tensor ip = indptr.to(torch::kCPU);
+  const torch::Tensor ip = DeviceManager::to_host(indptr);
   const int64_t n_rows = ip.size(0) - 1;
   torch::Tensor rows = torch::repeat_interleave(torch::arange(n_rows, torch::kInt64), ip.diff());
   torch::Tensor dense = torch::zeros({n_rows, n_cols}, torch::kFloat32);
-  dense.index_put_({rows, indices.to(torch::kCPU)}, values.to(torch::kCPU));
+  dense.index_put_({rows, DeviceManager::to_host(indices)}, DeviceManager::to_host(values));
   return dense;
 }
 

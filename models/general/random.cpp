@@ -22,7 +22,7 @@ Random::Random(const ModelContext& ctx) : Model("Random", ctx) {
 
 torch::Tensor Random::full_sort_predict(const torch::Tensor& users) {
   const std::vector<int64_t> u = to_vector(users);
-  const uint64_t seed = static_cast<uint64_t>(seed_.to(torch::kCPU).item<int64_t>());
+  const uint64_t seed = static_cast<uint64_t>(DeviceManager::to_host(seed_).item<int64_t>());
   const int64_t n = n_items();
   torch::Tensor out = torch::empty({static_cast<int64_t>(u.size()), n}, torch::kFloat32);
   float* p = out.data_ptr<float>();

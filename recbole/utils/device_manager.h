@@ -45,6 +45,10 @@ class DeviceManager {
   // Copies a CPU tensor (batches, index lists, masks) to the device; a no-op on the CPU.
   torch::Tensor place(const torch::Tensor& t) const;
 
+  // Brings a tensor to host memory for CPU-side work (top-K lists, sparse loops, hashes); the
+  // only other way tensors move. A no-op for CPU tensors.
+  static torch::Tensor to_host(const torch::Tensor& t) { return t.is_cpu() ? t : t.to(torch::kCPU); }
+
   // Throws DeviceError unless `t` is defined and on device(): "<model>: <what> is on cuda:0,
   // expected cpu (the device manager's device)".
   void check(const torch::Tensor& t, const std::string& model, const std::string& what) const;

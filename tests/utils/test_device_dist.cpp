@@ -2,6 +2,10 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -94,4 +98,28 @@ TEST_CASE("a rank that cannot reach the store fails within the timeout, naming t
   }
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   REQUIRE(took < 10.0);
+}
+
+TEST_CASE("only the device manager moves tensors between devices", "[device]") {
+  // The invariant behind "scores on the CPU while the model is on the GPU": models, the trainer
+  // and the run API create tensors with the manager's options and move them only through
+  // DeviceManager::place / to_host. A direct .to(device)/.cuda()/.cpu() elsewhere fails here.
+  namespace fs = std::filesystem;
+  const std::vector<std::string> forbidden = {".to(torch::kCPU", ".to(torch::kCUDA", ".cuda()",
+                                              ".cpu()", ".to(device"};
+  std::vector<std::string> offenders;
+  for (const char* dir : {"models", "trainer", "recbole"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(fs::path(RECBOLE_SOURCE_DIR) / dir)) {
+      const std::string path = entry.path().string();
+      if (!entry.is_regular_file() || path.find("device_manager") != std::string::npos) continue;
+      if (entry.path().extension() != ".cpp" && entry.path().extension() != ".h") continue;
+      std::ifstream in(path);
+      std::string line;
+      for (int n = 1; std::getline(in, line); ++n)
+        for (const auto& f : forbidden)
+          if (line.find(f) != std::string::npos) offenders.push_back(path + ":" + std::to_string(n));
+    }
+  }
+  INFO("direct device moves at: " << [&] { std::string s; for (auto& o : offenders) s += o + " "; return s; }());
+  REQUIRE(offenders.empty());
 }
