@@ -129,15 +129,32 @@ torch::Tensor item_gram(const data::InteractionMatrix& x, torch::ScalarType dtyp
   return g;
 }
 
+namespace {
+
+// A weight matrix in CSR (int64 indptr/indices, float32 values) brought to host memory, with raw
+// pointers for the sparse loops below.
+struct HostCsr {
+  HostCsr(const torch::Tensor& ip, const torch::Tensor& ix, const torch::Tensor& vs)
+      : ip_(DeviceManager::to_host(ip).contiguous()),
+        ix_(DeviceManager::to_host(ix).contiguous()),
+        vs_(DeviceManager::to_host(vs).contiguous()),
+        indptr(ip_.data_ptr<int64_t>()),
+        indices(ix_.data_ptr<int64_t>()),
+        values(vs_.data_ptr<float>()) {}
+  torch::Tensor ip_, ix_, vs_;
+  const int64_t* indptr;
+  const int64_t* indices;
+  const float* values;
+};
+
+}  // namespace
+
 torch::Tensor history_times_csr(const data::InteractionMatrix& x, const std::vector<int64_t>& users,
                                 const torch::Tensor& indptr, const torch::Tensor& indices,
                                 const torch::Tensor& values, int64_t n_cols) {
-  const torch::Tensor ip = DeviceManager::to_host(indptr).contiguous();
-  const torch::Tensor ix = DeviceManager::to_host(indices).contiguous();
-  const torch::Tensor vs = DeviceManager::to_host(values).contiguous();
-  const int64_t* ipp = ip.data_ptr<int64_t>();
-  const int64_t* ixp = ix.data_ptr<int64_t>();
-  const float* vsp = vs.data_ptr<float>();
+  const HostCsr w(indptr, indices, values);
+  const int64_t *ipp = w.indptr, *ixp = w.indices;
+  const float* vsp = w.values;
   const int64_t b = static_cast<int64_t>(users.size());
   torch::Tensor out = torch::zeros({b, n_cols}, torch::kFloat32);
   float* op = out.data_ptr<float>();
@@ -153,12 +170,9 @@ torch::Tensor history_times_csr(const data::InteractionMatrix& x, const std::vec
 torch::Tensor csr_times_history(const data::InteractionMatrix& x, const std::vector<int64_t>& users,
                                 const torch::Tensor& indptr, const torch::Tensor& indices,
                                 const torch::Tensor& values) {
-  const torch::Tensor ip = DeviceManager::to_host(indptr).contiguous();
-  const torch::Tensor ix = DeviceManager::to_host(indices).contiguous();
-  const torch::Tensor vs = DeviceManager::to_host(values).contiguous();
-  const int64_t* ipp = ip.data_ptr<int64_t>();
-  const int64_t* ixp = ix.data_ptr<int64_t>();
-  const float* vsp = vs.data_ptr<float>();
+  const HostCsr w(indptr, indices, values);
+  const int64_t *ipp = w.indptr, *ixp = w.indices;
+  const float* vsp = w.values;
   const int64_t b = static_cast<int64_t>(users.size());
   const int64_t n_items = x.n_items();
   torch::Tensor out = torch::zeros({b, n_items}, torch::kFloat32);
