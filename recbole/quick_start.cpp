@@ -149,7 +149,8 @@ RunResult run(const config::Config& config) {
     log::set_file(log_path);
     log::info("log file: " + log_path);
   }
-  DeviceManager device = DeviceManager::from_config(config, dist.local_rank());
+  DeviceManager device =
+      DeviceManager::from_config(config, dist.local_rank(), dist.local_world_size());
   if (dist.active() && device.is_cuda())
     throw DistError("several processes on CUDA need the NCCL backend, which this build of "
                     "recbole-cpp does not provide yet; run them with device: cpu (Gloo), or use "

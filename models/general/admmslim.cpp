@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "models/general/fitted_support.h"
+#include "recbole/utils/thread_pool.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -64,14 +65,13 @@ void ADMMSLIM::fit() {
   float* gp = gamma_m.data_ptr<float>();
   float* cp = c.data_ptr<float>();
   float* mp = m.data_ptr<float>();
-  const int threads = fit_threads();
   const int64_t row_chunk = 64;
   const int64_t n_chunks = (n + row_chunk - 1) / row_chunk;
 
   // One pass per element computes B, C, Γ and the next ρC − Γ; the element loop has no branch
   // so that it vectorises.
   auto element_pass = [&](auto positive) {
-    parallel_for(n_chunks, threads, [&](int64_t chunk, int) {
+    parallel_for(n_chunks, [&](int64_t chunk, int) {
       const int64_t r0 = chunk * row_chunk, r1 = std::min(n, r0 + row_chunk);
       for (int64_t i = r0; i < r1; ++i) {
         for (int64_t j = 0; j < n; ++j) {

@@ -13,6 +13,11 @@ class BPR : public Model {
   ModelKind kind() const override { return ModelKind::kGradient; }
   torch::Tensor calculate_loss(const TrainBatch& batch) override;
   torch::Tensor full_sort_predict(const torch::Tensor& users) override;
+  bool score_factors(torch::Tensor* users, torch::Tensor* items) const override {
+    *users = user_embedding_;
+    *items = item_embedding_;
+    return true;
+  }
   torch::Tensor predict(const torch::Tensor& users, const torch::Tensor& items) override;
 
   // [n_users, d] and [n_items, d] float32 on the device.

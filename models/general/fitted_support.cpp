@@ -1,13 +1,10 @@
 #include "models/general/fitted_support.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <exception>
 #include <fstream>
-#include <mutex>
 #include <sstream>
-#include <thread>
 
 #include "recbole/utils/error.h"
 
@@ -263,41 +260,6 @@ void require_memory(const std::string& model, double bytes, const std::string& w
               " of memory is available (MemAvailable, or the cgroup limit minus usage); use a "
               "model that keeps less per item pair (ItemKNN, SLIMElastic) or filter rare items "
               "(min_item_inter_num / item_inter_num_interval)");
-}
-
-int fit_threads() {
-  const unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(n);
-}
-
-void parallel_for(int64_t n, int threads, const std::function<void(int64_t, int)>& fn) {
-  threads = std::max(1, static_cast<int>(std::min<int64_t>(threads, std::max<int64_t>(n, 1))));
-  std::atomic<int64_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  std::atomic<bool> failed{false};
-  auto work = [&](int worker) {
-    for (;;) {
-      const int64_t i = next.fetch_add(1);
-      if (i >= n || failed.load()) return;
-      try {
-        fn(i, worker);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-        failed = true;
-      }
-    }
-  };
-  if (threads == 1) {
-    work(0);
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
-    work(0);
-    for (auto& th : pool) th.join();
-  }
-  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace recbole::models

@@ -9,7 +9,6 @@
 // same whatever the device; the fitted state is then placed on the device manager's device as
 // registered buffers, and scores are returned there.
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -88,12 +87,5 @@ int64_t available_memory_bytes();
 // n_items = 60000". Does nothing when the available memory cannot be read.
 void require_memory(const std::string& model, double bytes, const std::string& what);
 
-// Worker threads for CPU fits: std::thread::hardware_concurrency() (at least 1).
-int fit_threads();
-
-// Runs fn(i, worker) for every i in [0, n), each exactly once, on `threads` std::threads taking
-// indices from a shared counter (worker in [0, threads)). The first exception thrown by fn is
-// rethrown after all threads finish. Results must not depend on which worker ran an index.
-void parallel_for(int64_t n, int threads, const std::function<void(int64_t, int)>& fn);
 
 }  // namespace recbole::models

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/general/fitted_support.h"
+#include "recbole/utils/thread_pool.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -35,11 +36,11 @@ void ItemKNN::fit() {
 
   // neighbours[b] = kept (a, sim(a, b)) for target b.
   std::vector<std::vector<std::pair<int32_t, float>>> neighbours(n);
-  const int threads = fit_threads();
+  const int threads = ThreadPool::instance().threads();
   // Per-worker scratch: exact co-occurrence counts with b, and the entities that got one.
   std::vector<std::vector<int32_t>> dots(threads, std::vector<int32_t>(n, 0));
   std::vector<std::vector<int32_t>> touches(threads);
-  parallel_for(n, threads, [&](int64_t b, int worker) {
+  parallel_for(n, [&](int64_t b, int worker) {
     std::vector<int32_t>& dot = dots[worker];
     std::vector<int32_t>& touched = touches[worker];
     touched.clear();

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/general/fitted_support.h"
+#include "recbole/utils/thread_pool.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/logging.h"
 
@@ -278,13 +279,13 @@ void SLIMElastic::fit() {
   const std::vector<int64_t> deg = train_.item_degrees();
   pb.norm2.assign(deg.begin(), deg.end());
 
-  const int threads = fit_threads();
+  const int threads = ThreadPool::instance().threads();
   std::vector<Workspace> spaces(threads);
   for (auto& ws : spaces) ws.w.assign(n, 0.0);
   std::vector<std::vector<std::pair<int32_t, float>>> columns(n);
   reports_.assign(n, ElasticNetReport{});
   auto run = [&](const auto& solver) {
-    parallel_for(n, threads, [&](int64_t j, int worker) {
+    parallel_for(n, [&](int64_t j, int worker) {
       Workspace& ws = spaces[worker];
       reports_[j] = fit_column(pb, solver, j, ws);
       for (int64_t ii = 0; ii < n; ++ii)

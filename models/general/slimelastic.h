@@ -18,7 +18,7 @@
 //  - Gram: XᵀR over items through the dense Gram matrix G = XᵀX (n_items² float64, built from
 //    the sparse rows), as sklearn's precompute=True solver; much faster when G is small enough:
 //    used when 8·n_items² bytes is at most kGramLimitBytes and half the available memory.
-// Items are fitted in parallel (fit_threads() std::threads), each regression independent, so
+// Items are fitted in parallel on the ThreadPool (key num_threads), each regression independent, so
 // the result does not depend on the number of threads.
 //
 // Memory: W is kept sparse (CSR buffers: 12 bytes per non-zero coefficient, int64 column and

@@ -647,7 +647,13 @@ std::vector<KeyDecl> make_declarations() {
                 "fallback"),
       Key("num_threads", kInt, G)
           .min(0)
-          .help("CPU threads used by libtorch; 0 keeps libtorch's default"),
+          .help("CPU threads for recbole's own kernels (fused BPR training, CPU evaluation, "
+                "model fits) and for BLAS; 0 = the machine's cores divided among the processes "
+                "started on it"),
+      Key("torch_num_threads", kInt, G)
+          .min(0)
+          .help("libtorch intra-op threads (generic autograd path); 0 keeps libtorch's default. "
+                "1 by default: more made small ops far slower on small VMs"),
       Key("worker", kInt, G)
           .min(0)
           .help("Data-loading worker count (RecBole's DataLoader num_workers)"),
@@ -685,7 +691,9 @@ std::vector<KeyDecl> make_declarations() {
           .help("Rows per training batch (including sampled negatives)"),
       Key("learner", kStr, T)
           .choices({"adam", "adamw", "sgd", "adagrad", "rmsprop", "sparse_adam"})
-          .help("Optimizer"),
+          .help("Optimizer. sparse_adam: lazy Adam (torch's SparseAdam: only the rows a batch "
+                "uses are updated; weight_decay ignored) on the fused BPR path, Adam without "
+                "weight decay on the generic path"),
       Key("learning_rate", kFloat, T).above(0).help("Optimizer learning rate"),
       Key("train_neg_sample_args", kMap, T)
           .null()
@@ -710,7 +718,8 @@ std::vector<KeyDecl> make_declarations() {
       Key("enable_scaler", kBool, T).help("Gradient scaling for mixed precision (CUDA only)"),
       Key("shuffle", kBool, T).help("Shuffle the training interactions every epoch"),
       Key("fast_bpr", kBool, T)
-          .help("Use the fused BPR training path when the configuration allows it"),
+          .help("Use the fused BPR training path (CPU, one process, learner adam or "
+                "sparse_adam, no clip_grad_norm) when the configuration allows it"),
 
       // ---- Evaluation ----
       Key("eval_args", kMap, E)

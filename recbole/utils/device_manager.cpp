@@ -5,6 +5,7 @@
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
+#include "recbole/utils/thread_pool.h"
 #include "recbole/utils/torch_compat.h"
 
 namespace recbole {
@@ -52,8 +53,16 @@ torch::Device resolve(const DeviceSettings& s) {
 DeviceManager::DeviceManager(const DeviceSettings& settings)
     : settings_(settings), device_(resolve(settings)) {
   // Measured on the 2-core VMs: libtorch with 2 intra-op threads made small ops ~35x slower
-  // than with 1, so the default is 1 and the key num_threads raises it.
-  if (settings_.num_threads > 0) torch::set_num_threads(settings_.num_threads);
+  // than with 1, so libtorch keeps 1 (torch_num_threads raises it) and the loops worth
+  // splitting run on recbole's ThreadPool, which gets the cores (shared among the processes
+  // of this machine). BLAS gets the same count for the large products of fits; the CPU
+  // evaluation kernel lowers it to 1 per worker while it runs.
+  if (settings_.torch_num_threads > 0) torch::set_num_threads(settings_.torch_num_threads);
+  cpu_threads_ = settings_.num_threads > 0
+                     ? resolve_num_threads(settings_.num_threads)
+                     : std::max(1, resolve_num_threads(0) / std::max(1, settings_.local_world_size));
+  ThreadPool::instance().set_threads(cpu_threads_);
+  set_blas_threads(cpu_threads_);
   if (device_.is_cuda() && settings_.reproducibility) {
     at::globalContext().setDeterministicCuDNN(true);
     at::globalContext().setBenchmarkCuDNN(false);
@@ -61,7 +70,8 @@ DeviceManager::DeviceManager(const DeviceSettings& settings)
   seed(settings_.seed);
 }
 
-DeviceManager DeviceManager::from_config(const config::Config& config, int local_rank) {
+DeviceManager DeviceManager::from_config(const config::Config& config, int local_rank,
+                                         int local_world_size) {
   DeviceSettings s;
   s.device = config.is_null("device") ? "auto" : config.get_string("device");
   s.gpu_id = config.is_null("gpu_id") ? "" : config.node("gpu_id").as<std::string>();
@@ -69,7 +79,9 @@ DeviceManager DeviceManager::from_config(const config::Config& config, int local
   s.local_rank = local_rank;
   s.seed = static_cast<uint64_t>(config.get_int("seed"));
   s.reproducibility = config.get_bool("reproducibility");
-  s.num_threads = config.has("num_threads") ? static_cast<int>(config.get_int("num_threads")) : 1;
+  s.num_threads = static_cast<int>(config.get_int("num_threads"));
+  s.torch_num_threads = static_cast<int>(config.get_int("torch_num_threads"));
+  s.local_world_size = local_world_size;
   return DeviceManager(s);
 }
 

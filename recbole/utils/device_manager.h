@@ -1,6 +1,7 @@
 #pragma once
 // DeviceManager: the only object that decides where tensors live, and the only place that asks
-// whether CUDA exists. It also owns seeding and libtorch's thread settings.
+// whether CUDA exists. It also owns seeding and the thread settings: libtorch's intra-op threads,
+// the ThreadPool that runs recbole's own CPU kernels, and the BLAS threads.
 //
 // Every model receives it and creates parameters and outputs on device(); the trainer and the
 // evaluator call check() on every model output, so a tensor on the wrong device is a DeviceError
@@ -23,13 +24,16 @@ struct DeviceSettings {
   int local_rank = 0;           // with device cuda (no index), rank r uses cuda:r
   uint64_t seed = 2020;
   bool reproducibility = true;
-  int num_threads = 1;          // libtorch intra-op threads; 0 = leave libtorch's default
+  int num_threads = 0;          // recbole's CPU pool and BLAS threads; 0 = cores / local procs
+  int torch_num_threads = 1;    // libtorch intra-op threads; 0 = leave libtorch's default
+  int local_world_size = 1;     // processes sharing this machine (divide the cores)
 };
 
 class DeviceManager {
  public:
   explicit DeviceManager(const DeviceSettings& settings = DeviceSettings());
-  static DeviceManager from_config(const config::Config& config, int local_rank = 0);
+  static DeviceManager from_config(const config::Config& config, int local_rank = 0,
+                                   int local_world_size = 1);
 
   const torch::Device& device() const { return device_; }
   bool is_cuda() const { return device_.is_cuda(); }
@@ -59,9 +63,13 @@ class DeviceManager {
 
   static bool cuda_available();
 
+  // Threads of the CPU pool (the resolved num_threads).
+  int cpu_threads() const { return cpu_threads_; }
+
  private:
   DeviceSettings settings_;
   torch::Device device_;
+  int cpu_threads_ = 1;
 };
 
 }  // namespace recbole

@@ -46,11 +46,14 @@ DistSettings detect_dist_settings(const config::Config& config) {
     s.world_size = env_int("RECBOLE_WORLD_SIZE", "recbole_run");
     s.local_rank = env("RECBOLE_LOCAL_RANK") ? env_int("RECBOLE_LOCAL_RANK", "recbole_run") : s.rank;
     if (env("RECBOLE_MASTER_PORT")) s.master_port = env_int("RECBOLE_MASTER_PORT", "recbole_run");
+    s.local_world_size = s.world_size;  // --nproc starts every process on this machine
   } else if (env("RANK") && env("WORLD_SIZE")) {
     s.launcher = "torchrun";
     s.rank = env_int("RANK", "torchrun");
     s.world_size = env_int("WORLD_SIZE", "torchrun");
     s.local_rank = env("LOCAL_RANK") ? env_int("LOCAL_RANK", "torchrun") : 0;
+    s.local_world_size =
+        env("LOCAL_WORLD_SIZE") ? env_int("LOCAL_WORLD_SIZE", "torchrun") : s.world_size;
     if (env("MASTER_ADDR")) s.master_addr = env("MASTER_ADDR");
     if (env("MASTER_PORT")) s.master_port = env_int("MASTER_PORT", "torchrun");
     // torchrun's elastic agent hosts the store itself and tells the workers so.
@@ -62,11 +65,16 @@ DistSettings detect_dist_settings(const config::Config& config) {
     s.world_size = env_int("OMPI_COMM_WORLD_SIZE", "OpenMPI");
     s.local_rank = env("OMPI_COMM_WORLD_LOCAL_RANK")
                        ? env_int("OMPI_COMM_WORLD_LOCAL_RANK", "OpenMPI") : 0;
+    s.local_world_size = env("OMPI_COMM_WORLD_LOCAL_SIZE")
+                             ? env_int("OMPI_COMM_WORLD_LOCAL_SIZE", "OpenMPI") : s.world_size;
   } else if (env("SLURM_PROCID") && env("SLURM_NTASKS")) {
     s.launcher = "slurm";
     s.rank = env_int("SLURM_PROCID", "Slurm");
     s.world_size = env_int("SLURM_NTASKS", "Slurm");
     s.local_rank = env("SLURM_LOCALID") ? env_int("SLURM_LOCALID", "Slurm") : 0;
+    // SLURM_NTASKS_PER_NODE may read "2(x3)"; its leading number is the tasks on this node.
+    const char* per_node = env("SLURM_NTASKS_PER_NODE");
+    s.local_world_size = per_node && std::atoi(per_node) > 0 ? std::atoi(per_node) : s.world_size;
   } else {
     const int64_t world = config.get_int("world_size");
     if (world > 1) {
@@ -75,6 +83,7 @@ DistSettings detect_dist_settings(const config::Config& config) {
       s.local_rank = config.has("local_rank") && !config.is_null("local_rank")
                          ? static_cast<int>(config.get_int("local_rank")) : 0;
       s.rank = s.local_rank + static_cast<int>(config.get_int("offset"));
+      s.local_world_size = s.world_size;  // unknown: assume every process shares this machine
     }
   }
   if (s.world_size < 1 || s.rank < 0 || s.rank >= s.world_size)

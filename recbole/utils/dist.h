@@ -23,6 +23,7 @@ struct DistSettings {
   int rank = 0;
   int local_rank = 0;
   int world_size = 1;
+  int local_world_size = 1;  // processes on this machine (sizes the CPU thread pool)
   std::string master_addr = "127.0.0.1";
   int master_port = 5678;
   double timeout_s = 1800;
@@ -49,6 +50,7 @@ class Dist {
   int rank() const { return settings_.rank; }
   int local_rank() const { return settings_.local_rank; }
   int world_size() const { return settings_.world_size; }
+  int local_world_size() const { return settings_.local_world_size; }
   bool is_main() const { return settings_.rank == 0; }
   bool is_local_main() const { return settings_.local_rank == 0; }
   bool active() const { return settings_.world_size > 1; }

@@ -1,0 +1,80 @@
+#pragma once
+// ThreadPool: the process's CPU worker threads for recbole's own parallel loops (the fused BPR
+// step, the CPU evaluation kernel, fitting ItemKNN / SLIMElastic / ADMMSLIM), and the thread
+// policy for the BLAS library underneath libtorch.
+//
+// Why our own pool rather than libtorch's intra-op threads: on the 2-core VMs libtorch with 2
+// intra-op threads made small ops ~35x slower than with 1 (its OpenMP workers spin against the
+// main thread), so libtorch keeps 1 thread (key torch_num_threads) and the loops that are worth
+// splitting use this pool. Workers are started once and sleep on a condition variable between
+// jobs after a short spin (a training step hands out several jobs per millisecond, and waking a
+// sleeping thread costs tens of microseconds in a VM).
+//
+// Results never depend on the number of threads: callers split work into tasks whose results
+// are combined in task order, never in completion order.
+#include <cstdint>
+#include <functional>
+
+namespace recbole {
+
+// The `num_threads` key: 0 → every hardware thread (std::thread::hardware_concurrency()).
+int resolve_num_threads(int64_t requested);
+
+class ThreadPool {
+ public:
+  // The process-wide pool (sized 1 until set_threads is called by the device manager).
+  static ThreadPool& instance();
+
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Total threads taking part in run(), the caller included (≥ 1). Not while a job runs.
+  void set_threads(int threads);
+  int threads() const { return threads_; }
+
+  // Runs fn(task, worker) for every task in [0, n_tasks), each exactly once; worker is in
+  // [0, threads()) and identifies a thread (for per-thread scratch buffers). The caller works
+  // as worker 0 and returns when every task has finished; the first exception thrown by fn is
+  // rethrown then. A call made from inside a task, or while another thread's job runs, runs
+  // its tasks inline on the calling thread (worker 0 of that nested call).
+  void run(int64_t n_tasks, const std::function<void(int64_t, int)>& fn);
+
+  // Runs fn(worker) exactly once on each worker 0 .. threads() − 1, each on its own thread:
+  // for work split statically by worker, so that worker w touches the same memory job after
+  // job and finds it in its core's cache. Inline (fn(0), fn(1), ... on the caller) when nested.
+  void run_per_worker(const std::function<void(int)>& fn);
+
+ private:
+  ThreadPool();
+  void run_inline(const std::function<void()>& body);
+  void dispatch();  // posts the job set in state_ and works on it; the run mutex is held
+  struct State;
+  State* state_;
+  int threads_ = 1;
+};
+
+// Convenience: ThreadPool::instance().run(n_tasks, fn).
+void parallel_for(int64_t n_tasks, const std::function<void(int64_t, int)>& fn);
+
+// Sets the thread count of the BLAS library libtorch calls (OpenBLAS, found at run time with
+// dlsym; a no-op for other BLAS builds) and returns the previous count (0 when unknown).
+int set_blas_threads(int threads);
+
+// Sets BLAS threads for a scope (restores the previous count on exit): the CPU evaluation
+// kernel runs one single-threaded GEMM per worker instead of one multi-threaded GEMM whose
+// idle OpenBLAS threads would spin against the workers.
+class BlasThreadsScope {
+ public:
+  explicit BlasThreadsScope(int threads) : previous_(set_blas_threads(threads)) {}
+  ~BlasThreadsScope() {
+    if (previous_ > 0) set_blas_threads(previous_);
+  }
+  BlasThreadsScope(const BlasThreadsScope&) = delete;
+  BlasThreadsScope& operator=(const BlasThreadsScope&) = delete;
+
+ private:
+  int previous_;
+};
+
+}  // namespace recbole
