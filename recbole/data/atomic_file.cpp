@@ -7,11 +7,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <limits>
+#include <map>
+#include <memory>
 #include <string_view>
+#include <thread>
 #include <unordered_set>
 
 #include "recbole/utils/error.h"
+#include "recbole/utils/thread_pool.h"
 
 namespace recbole::data {
 namespace {
@@ -31,15 +36,21 @@ std::string quoted(std::string_view s) {
 // valid until the next call. Trailing '\r' is removed.
 class LineReader {
  public:
-  explicit LineReader(const std::string& path) : path_(path) {
+  // Reads from byte `start` of the file (a line start), numbering the lines after `first_line`.
+  explicit LineReader(const std::string& path, int64_t start = 0, int64_t first_line = 0)
+      : path_(path), buffer_offset_(start), line_number_(first_line) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
       throw DataError(path + ": file not found");
     }
     if (S_ISDIR(st.st_mode)) throw DataError(path + ": is a directory, expected an atomic file");
     file_size_ = static_cast<int64_t>(st.st_size);
+    limit_ = file_size_;
     file_ = std::fopen(path.c_str(), "rb");
     if (file_ == nullptr) throw DataError(path + ": cannot open: " + std::strerror(errno));
+    if (start > 0 && fseeko(file_, static_cast<off_t>(start), SEEK_SET) != 0) {
+      throw DataError(path + ": read error: " + std::strerror(errno));
+    }
     buffer_.resize(kChunkBytes);
   }
   ~LineReader() {
@@ -70,6 +81,16 @@ class LineReader {
 
   int64_t line_number() const { return line_number_; }
   int64_t file_size() const { return file_size_; }
+  // File offset of the next line.
+  int64_t offset() const { return buffer_offset_ + static_cast<int64_t>(begin_); }
+  // Stops at file offset `limit` (>= offset(), a line start), as if the file ended there.
+  void set_limit(int64_t limit) {
+    limit_ = limit;
+    if (buffer_offset_ + static_cast<int64_t>(end_) >= limit_) {
+      end_ = static_cast<size_t>(limit_ - buffer_offset_);
+      eof_ = true;
+    }
+  }
   // The bytes currently buffered and not yet returned (to estimate the rows of the file).
   std::string_view buffered() const {
     return std::string_view(buffer_.data() + begin_, end_ - begin_);
@@ -89,11 +110,15 @@ class LineReader {
   void refill() {
     if (begin_ > 0) {
       std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+      buffer_offset_ += static_cast<int64_t>(begin_);
       end_ -= begin_;
       begin_ = 0;
     }
     if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);  // a line longer than a chunk
-    const size_t got = std::fread(buffer_.data() + end_, 1, buffer_.size() - end_, file_);
+    const int64_t left = limit_ - buffer_offset_ - static_cast<int64_t>(end_);
+    const size_t want =
+        std::min(buffer_.size() - end_, static_cast<size_t>(std::max<int64_t>(left, 0)));
+    const size_t got = want == 0 ? 0 : std::fread(buffer_.data() + end_, 1, want, file_);
     if (got == 0) {
       if (std::ferror(file_)) throw DataError(path_ + ": read error: " + std::strerror(errno));
       eof_ = true;
@@ -104,11 +129,13 @@ class LineReader {
   std::string path_;
   std::FILE* file_ = nullptr;
   std::vector<char> buffer_;
+  int64_t buffer_offset_ = 0;  // file offset of buffer_[0]
   size_t begin_ = 0;
   size_t end_ = 0;
   bool eof_ = false;
   int64_t line_number_ = 0;
   int64_t file_size_ = 0;
+  int64_t limit_ = 0;
 };
 
 // Splits on a literal separator of one or more characters.
@@ -228,6 +255,105 @@ struct CellPlan {
   Vocabulary* vocab = nullptr;
 };
 
+// Parses the rows of `reader`, to its end, into the columns of `plan`; returns the rows read.
+int64_t parse_rows(LineReader& reader, const std::string& path,
+                   const std::vector<HeaderEntry>& header, const std::vector<CellPlan>& plan,
+                   const Splitter& fields, const Splitter& seqs) {
+  const size_t n_fields = header.size();
+  int64_t n_rows = 0;
+  std::string_view line;
+  auto column_error = [&](const HeaderEntry& h, std::string_view cell) {
+    return DataError(path + ":" + std::to_string(reader.line_number()) + ": column " + h.name +
+                     ":" + field_type_name(h.type) + ": cannot parse " + quoted(cell) +
+                     " as a float");
+  };
+  auto count_error = [&](int64_t found) {
+    return DataError(path + ":" + std::to_string(reader.line_number()) + ": expected " +
+                     std::to_string(n_fields) + " fields (as in the header), found " +
+                     std::to_string(found));
+  };
+
+  while (reader.next(line)) {
+    if (line.empty()) continue;  // blank lines are skipped, as pandas does
+    const char* p = line.data();
+    const char* end = p + line.size();
+    for (size_t k = 0; k < n_fields; ++k) {
+      const char* cell_end;
+      if (k + 1 < n_fields) {
+        cell_end = fields.find(p, end);
+        if (cell_end == nullptr) throw count_error(static_cast<int64_t>(k) + 1);
+      } else {
+        cell_end = end;
+        const char* extra = fields.find(p, end);
+        if (extra != nullptr) {
+          throw count_error(static_cast<int64_t>(n_fields) + fields.count(p, end));
+        }
+      }
+      const CellPlan& cp = plan[k];
+      if (cp.column != nullptr) {
+        Column& c = *cp.column;
+        switch (c.type) {
+          case FieldType::kToken:
+            c.tokens.push_back(p == cell_end ? -1
+                                             : cp.vocab->intern(std::string_view(
+                                                   p, static_cast<size_t>(cell_end - p))));
+            break;
+          case FieldType::kFloat: {
+            double v;
+            if (!parse_float(p, cell_end, v)) {
+              throw column_error(header[k], std::string_view(p, static_cast<size_t>(cell_end - p)));
+            }
+            c.floats.push_back(v);
+            break;
+          }
+          case FieldType::kTokenSeq:
+          case FieldType::kFloatSeq: {
+            const char* q = p;
+            while (q <= cell_end) {
+              const char* piece_end = q < cell_end ? seqs.find(q, cell_end) : nullptr;
+              if (piece_end == nullptr) piece_end = cell_end;
+              if (piece_end > q) {
+                if (c.type == FieldType::kTokenSeq) {
+                  c.tokens.push_back(
+                      cp.vocab->intern(std::string_view(q, static_cast<size_t>(piece_end - q))));
+                } else {
+                  double v;
+                  if (!parse_float(q, piece_end, v)) {
+                    throw column_error(header[k],
+                                       std::string_view(q, static_cast<size_t>(piece_end - q)));
+                  }
+                  c.floats.push_back(v);
+                }
+              }
+              q = piece_end + seqs.size();
+            }
+            c.offsets.push_back(c.type == FieldType::kTokenSeq
+                                    ? static_cast<int64_t>(c.tokens.size())
+                                    : static_cast<int64_t>(c.floats.size()));
+            break;
+          }
+        }
+      }
+      p = cell_end + fields.size();
+    }
+    ++n_rows;
+  }
+  return n_rows;
+}
+
+// Files from this size on are parsed by two threads.
+constexpr int64_t kParallelBytes = int64_t{8} << 20;
+
+// Where the rows of [begin, file_size) are cut for two threads: the start of the first line
+// after the middle; -1 to parse them on one thread (small file, one core, no line found).
+int64_t split_point(const std::string& path, int64_t begin, int64_t file_size) {
+  if (file_size - begin < kParallelBytes || ThreadPool::instance().threads() < 2) return -1;
+  LineReader reader(path, begin + (file_size - begin) / 2);
+  std::string_view rest_of_line;
+  if (!reader.next(rest_of_line)) return -1;
+  return reader.offset() < file_size ? reader.offset() : -1;
+}
+
 }  // namespace
 
 std::vector<HeaderField> read_atomic_header(const std::string& path,
@@ -333,83 +459,85 @@ Table read_atomic_file(const std::string& path, const AtomicFileOptions& options
     }
   }
 
-  const size_t n_fields = header.size();
   int64_t n_rows = 0;
-  auto column_error = [&](const HeaderEntry& h, std::string_view cell) {
-    return DataError(path + ":" + std::to_string(reader.line_number()) + ": column " + h.name +
-                     ":" + field_type_name(h.type) + ": cannot parse " + quoted(cell) +
-                     " as a float");
-  };
-  auto count_error = [&](int64_t found) {
-    return DataError(path + ":" + std::to_string(reader.line_number()) + ": expected " +
-                     std::to_string(n_fields) + " fields (as in the header), found " +
-                     std::to_string(found));
-  };
-
-  while (reader.next(line)) {
-    if (line.empty()) continue;  // blank lines are skipped, as pandas does
-    const char* p = line.data();
-    const char* end = p + line.size();
-    for (size_t k = 0; k < n_fields; ++k) {
-      const char* cell_end;
-      if (k + 1 < n_fields) {
-        cell_end = fields.find(p, end);
-        if (cell_end == nullptr) throw count_error(static_cast<int64_t>(k) + 1);
-      } else {
-        cell_end = end;
-        const char* extra = fields.find(p, end);
-        if (extra != nullptr) {
-          throw count_error(static_cast<int64_t>(n_fields) + fields.count(p, end));
-        }
+  const int64_t split = split_point(path, reader.offset(), reader.file_size());
+  if (split < 0) {
+    n_rows = parse_rows(reader, path, header, plan, fields, seqs);
+  } else {
+    // The rows from `split` on are parsed on a second thread into columns and vocabularies of
+    // their own (one per shared vocabulary: columns may share one), then appended. Their new
+    // tokens are interned into the shared vocabularies in order of first appearance after
+    // `split`, which is their order of first appearance in the file, as on one thread.
+    std::vector<Column> tail_columns(columns.size());
+    std::map<Vocabulary*, std::unique_ptr<Vocabulary>> tail_vocabs;
+    std::vector<CellPlan> tail_plan(header.size());
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (plan[i].column == nullptr) continue;
+      Column& c = tail_columns[static_cast<size_t>(plan[i].column - columns.data())];
+      c.name = plan[i].column->name;
+      c.type = plan[i].column->type;
+      if (c.is_seq()) c.offsets.push_back(0);
+      tail_plan[i].column = &c;
+      if (plan[i].vocab != nullptr) {
+        std::unique_ptr<Vocabulary>& v = tail_vocabs[plan[i].vocab];
+        if (!v) v = std::make_unique<Vocabulary>();
+        tail_plan[i].vocab = v.get();
       }
-      const CellPlan& cp = plan[k];
-      if (cp.column != nullptr) {
-        Column& c = *cp.column;
-        switch (c.type) {
-          case FieldType::kToken:
-            c.tokens.push_back(p == cell_end ? -1
-                                             : cp.vocab->intern(std::string_view(
-                                                   p, static_cast<size_t>(cell_end - p))));
-            break;
-          case FieldType::kFloat: {
-            double v;
-            if (!parse_float(p, cell_end, v)) {
-              throw column_error(header[k], std::string_view(p, static_cast<size_t>(cell_end - p)));
-            }
-            c.floats.push_back(v);
-            break;
-          }
-          case FieldType::kTokenSeq:
-          case FieldType::kFloatSeq: {
-            const char* q = p;
-            while (q <= cell_end) {
-              const char* piece_end = q < cell_end ? seqs.find(q, cell_end) : nullptr;
-              if (piece_end == nullptr) piece_end = cell_end;
-              if (piece_end > q) {
-                if (c.type == FieldType::kTokenSeq) {
-                  c.tokens.push_back(
-                      cp.vocab->intern(std::string_view(q, static_cast<size_t>(piece_end - q))));
-                } else {
-                  double v;
-                  if (!parse_float(q, piece_end, v)) {
-                    throw column_error(header[k],
-                                       std::string_view(q, static_cast<size_t>(piece_end - q)));
-                  }
-                  c.floats.push_back(v);
-                }
-              }
-              q = piece_end + seqs.size();
-            }
-            c.offsets.push_back(c.type == FieldType::kTokenSeq
-                                    ? static_cast<int64_t>(c.tokens.size())
-                                    : static_cast<int64_t>(c.floats.size()));
-            break;
-          }
-        }
-      }
-      p = cell_end + fields.size();
     }
-    ++n_rows;
+    reader.set_limit(split);
+    int64_t tail_rows = 0;
+    std::exception_ptr tail_error;
+    std::thread tail([&] {
+      try {
+        LineReader tail_reader(path, split);
+        tail_rows = parse_rows(tail_reader, path, header, tail_plan, fields, seqs);
+      } catch (...) {
+        tail_error = std::current_exception();
+      }
+    });
+    try {
+      n_rows = parse_rows(reader, path, header, plan, fields, seqs);
+    } catch (...) {
+      tail.join();
+      throw;
+    }
+    tail.join();
+    if (tail_error) {
+      // Parse the tail again on this thread, numbering its lines, for the error one thread gives.
+      LineReader tail_reader(path, split, reader.line_number());
+      n_rows += parse_rows(tail_reader, path, header, plan, fields, seqs);
+    } else {
+      std::map<Vocabulary*, std::vector<int32_t>> to_shared;
+      for (const auto& [shared, local] : tail_vocabs) {
+        std::vector<int32_t>& ids = to_shared[shared];
+        ids.resize(static_cast<size_t>(local->size()));
+        for (int32_t id = 0; id < local->size(); ++id) {
+          ids[static_cast<size_t>(id)] = shared->intern(local->token(id));
+        }
+      }
+      for (size_t i = 0; i < header.size(); ++i) {
+        if (plan[i].column == nullptr) continue;
+        Column& c = *plan[i].column;
+        Column& t = *tail_plan[i].column;
+        if (plan[i].vocab != nullptr) {
+          const std::vector<int32_t>& ids = to_shared[plan[i].vocab];
+          for (int32_t& id : t.tokens) {
+            if (id >= 0) id = ids[static_cast<size_t>(id)];  // -1: missing cell
+          }
+        }
+        if (c.is_seq()) {
+          const int64_t base = c.type == FieldType::kTokenSeq
+                                   ? static_cast<int64_t>(c.tokens.size())
+                                   : static_cast<int64_t>(c.floats.size());
+          for (size_t j = 1; j < t.offsets.size(); ++j) c.offsets.push_back(base + t.offsets[j]);
+        }
+        c.tokens.insert(c.tokens.end(), t.tokens.begin(), t.tokens.end());
+        c.floats.insert(c.floats.end(), t.floats.begin(), t.floats.end());
+        std::vector<int32_t>().swap(t.tokens);
+        std::vector<double>().swap(t.floats);
+      }
+      n_rows += tail_rows;
+    }
   }
 
   for (Column& c : columns) table.add_column(std::move(c));

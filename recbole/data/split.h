@@ -29,7 +29,8 @@ struct SplitDataset {
 };
 
 // Orders and splits per options.eval_args (or benchmark blocks). Throws DataError (TO without a
-// loaded float time field) or ConfigError (bad eval_args).
+// loaded float time field) or ConfigError (bad eval_args). Large tables are split on all
+// hardware threads; the result does not depend on their number.
 SplitDataset split_dataset(const Dataset& dataset, const DatasetOptions& options);
 
 // The order of the interaction rows before splitting (RO permutation or TO sort): [n_inters].
