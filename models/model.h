@@ -66,6 +66,15 @@ class Model : public torch::nn::Module {
   // Default: gathers from full_sort_predict.
   virtual torch::Tensor predict(const torch::Tensor& users, const torch::Tensor& items);
 
+  // Optional: when every score is ⟨user factor, item factor⟩, the two factor matrices
+  // (users: [n_users, d], items: [n_items, d], float32 on the device), so that the CPU evaluator
+  // can fuse the product with masking and top-K tile by tile. Default: none (false).
+  virtual bool score_factors(torch::Tensor* users, torch::Tensor* items) const {
+    (void)users;
+    (void)items;
+    return false;
+  }
+
   // Number of trainable scalars (RecBole's "Trainable parameters").
   int64_t trainable_parameter_count() const;
 

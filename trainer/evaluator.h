@@ -1,9 +1,15 @@
 #pragma once
 // Full-ranking evaluation (RecBole §5): for each evaluated user (those with at least one
 // interaction in the split, ascending id), the model scores every item, the padding item and the
-// user's history are masked to −inf, and the top-K is taken on the device. Users are processed
-// in blocks sized so that the [B, n_items] float32 score block stays within
-// eval_memory_budget_mb, whatever the number of users and items.
+// user's history are masked to −inf, and the top-K is taken. Users are processed in blocks
+// sized so that the [B, n_items] float32 score block stays within eval_memory_budget_mb,
+// whatever the number of users and items.
+//
+// Where the top-K is taken: on CUDA (and in the sampled modes) by tensor ops on the device; on
+// the CPU by the kernels of cpu_topk.h on the ThreadPool (masking from the sparse history rows,
+// a streaming partial top-K; ties by lower item id). For models that expose score factors
+// (BPR) the CPU path never builds a score block at all: each worker scores cache-sized tiles of
+// users × items with a GEMM and merges them into running top-K lists.
 //
 // Distributed: evaluated users are dealt round-robin over ranks; every rank collects per-user
 // records, which are gathered so that each user counts exactly once and every rank computes the
@@ -58,6 +64,21 @@ class Evaluator {
                                     Phase phase = Phase::kValid) const;
 
  private:
+  // CPU, full ranking: the model's score blocks, masked and ranked row by row on the pool.
+  void collect_scores_cpu(models::Model& model, const std::vector<int32_t>& users,
+                          const data::InteractionMatrix& positives,
+                          const data::InteractionMatrix& history, int64_t kk,
+                          evaluator::RankingRecords& rec) const;
+  // CPU, full ranking, models with score factors: per worker, tiles of users × items scored by
+  // a GEMM, masked and merged into running top-K lists while in cache.
+  void collect_factors_cpu(models::Model& model, const torch::Tensor& user_factors,
+                           const torch::Tensor& item_factors, const std::vector<int32_t>& users,
+                           const data::InteractionMatrix& positives,
+                           const data::InteractionMatrix& history, int64_t kk,
+                           evaluator::RankingRecords& rec) const;
+  // [B, n_items] float32 scores on the device for a block of users, checked and writable.
+  torch::Tensor scores_for(models::Model& model, const std::vector<int64_t>& block_users) const;
+
   EvaluatorSettings settings_;
   const DeviceManager& device_;
   Dist& dist_;

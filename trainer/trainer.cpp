@@ -133,13 +133,25 @@ Trainer::Trainer(const config::Config& config, models::Model& model, const Devic
       data_.train_users, data_.train_items, sampler_.get(), sample_num,
       config_.get_int("train_batch_size"), config_.get_bool("shuffle"),
       static_cast<uint64_t>(config_.get_int("seed")), dist_.rank(), dist_.world_size());
-  optimizer_ = make_optimizer(config_, model_.parameters());
   if (sampler_ && fused_bpr_applicable(config_, model_, device_, dist_.world_size())) {
-    fused_ = std::make_unique<FusedBprTrainer>(dynamic_cast<models::BPR&>(model_),
-                                               config_.get_double("learning_rate"),
-                                               config_.get_double("weight_decay"));
-    log::info("training path: fused BPR (sampling, gradient and Adam in one pass; fast_bpr: false "
-              "selects the generic autograd path)");
+    const bool lazy = lower(config_.get_string("learner")) == "sparse_adam";
+    const double wd = config_.get_double("weight_decay");
+    if (lazy && wd > 0) log::warning("learner sparse_adam ignores weight_decay, as in RecBole");
+    fused_ = std::make_unique<FusedBprTrainer>(
+        dynamic_cast<models::BPR&>(model_),
+        lazy ? FusedBprTrainer::Update::kLazyAdam : FusedBprTrainer::Update::kDenseAdam,
+        config_.get_double("learning_rate"), wd);
+    log::info(std::string("training path: fused BPR (sampling, gradient and ") +
+              (lazy ? "SparseAdam on the rows each batch uses" : "dense Adam") + " on " +
+              std::to_string(device_.cpu_threads()) +
+              " threads; fast_bpr: false selects the generic autograd path)");
+    const int64_t rows = model_.n_users() + model_.n_items();
+    if (!lazy && rows > 20 * config_.get_int("train_batch_size"))
+      log::info("learner adam updates all " + std::to_string(rows) +
+                " embedding rows every batch; learner sparse_adam updates only the rows a batch "
+                "uses and is much faster on tables this large");
+  } else {
+    optimizer_ = make_optimizer(config_, model_.parameters());
   }
 }
 

@@ -90,6 +90,20 @@ int32_t NegativeSampler::draw(Rng& rng) const {
   return rng.uniform() < prob_[i] ? i : alias_[i];
 }
 
+void NegativeSampler::prefetch(const int64_t* users, int64_t n) const {
+  if (!bits_.empty()) return;  // the bitmap test is one access; nothing to stage
+  const int64_t* indptr = exclude_->indptr().data();
+  for (int64_t r = 0; r < n; ++r) __builtin_prefetch(indptr + users[r]);
+  for (int64_t r = 0; r < n; ++r) {
+    const int32_t u = static_cast<int32_t>(users[r]);
+    const int32_t* b = exclude_->row_begin(u);
+    const int64_t len = exclude_->row_size(u);
+    __builtin_prefetch(b + len / 2);
+    __builtin_prefetch(b + len / 4);
+    __builtin_prefetch(b + 3 * len / 4);
+  }
+}
+
 int32_t NegativeSampler::sample(int32_t user, Rng& rng) const {
   // Rejection: redraw while the item is one of the user's. Popular items may all be excluded for
   // a heavy user, so after many rejections fall back to uniform draws, which always terminate

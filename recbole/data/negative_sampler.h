@@ -38,6 +38,11 @@ class NegativeSampler {
   // One negative item for `user`, never in the user's excluded row.
   int32_t sample(int32_t user, Rng& rng) const;
 
+  // Prefetches what sample() will read for these users (their row bounds, then the first
+  // probes of the binary search in their rows), so that a chunk of draws waits for its cache
+  // misses together rather than one after another. Changes nothing else.
+  void prefetch(const int64_t* users, int64_t n) const;
+
  private:
   int32_t draw(Rng& rng) const;
   bool excluded(int32_t user, int32_t item) const {
