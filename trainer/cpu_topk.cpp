@@ -2,11 +2,7 @@
 
 #include <algorithm>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define RECBOLE_MULTIVERSION __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define RECBOLE_MULTIVERSION
-#endif
+#include "recbole/utils/simd.h"
 
 namespace recbole::trainer {
 

@@ -9,16 +9,8 @@
 #include <torch/torch.h>
 
 #include "recbole/config/config.h"
+#include "recbole/utils/simd.h"
 #include "recbole/utils/thread_pool.h"
-
-// The hot loops are compiled for AVX-512, AVX2 and baseline x86-64, the best one picked at load
-// time: the build stays portable (no -march=native) and a 64-float row is 4 AVX-512 vectors.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define RECBOLE_MULTIVERSION __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define RECBOLE_MULTIVERSION
-#endif
-#define RECBOLE_INLINE inline __attribute__((always_inline))
 
 namespace recbole::trainer {
 

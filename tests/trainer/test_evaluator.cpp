@@ -182,6 +182,31 @@ TEST_CASE("BPR trains, keeps the best checkpoint and reloads it for the test", "
   std::filesystem::remove_all(dir);
 }
 
+namespace {
+
+// Trains BPR (weights seeded with 5) on the given interactions; returns [user, item] weights
+// and, through `fused`, whether the fused path ran.
+std::vector<torch::Tensor> train_bpr(const recbole::config::Config& config,
+                                     const DeviceSettings& ds, const std::vector<int32_t>& users,
+                                     const std::vector<int32_t>& items, int64_t n_users,
+                                     int64_t n_items, bool* fused = nullptr) {
+  DeviceManager dm(ds);
+  Dist dist;
+  InteractionMatrix train(n_users, n_items, users, items), empty(n_users, n_items, {}, {});
+  ModelContext ctx{config, n_users, n_items, train, dm};
+  dm.seed(5);
+  auto model = recbole::models::create_model("BPR", ctx);
+  Evaluator ev(recbole::trainer::evaluator_settings_from_config(config), dm, dist, n_items,
+               std::vector<int64_t>(static_cast<size_t>(n_items), 1));
+  recbole::trainer::TrainData td{users, items, train, empty, empty, train};
+  recbole::trainer::Trainer trainer(config, *model, dm, dist, td, ev);
+  if (fused != nullptr) *fused = trainer.uses_fused_path();
+  trainer.fit();
+  return {model->parameters()[0].detach().clone(), model->parameters()[1].detach().clone()};
+}
+
+}  // namespace
+
 TEST_CASE("fused and generic BPR paths compute the same training", "[trainer]") {
   // Same seed, same data: the fused loops must match autograd + torch Adam to float rounding.
   std::vector<double> losses[2];
@@ -191,19 +216,8 @@ TEST_CASE("fused and generic BPR paths compute the same training", "[trainer]") 
     auto config = tiny_config({{"epochs", "3"}, {"train_batch_size", "3"}, {"fast_bpr", modes[k]},
                                {"embedding_size", "8"}, {"eval_step", "0"},
                                {"checkpoint_dir", (std::filesystem::temp_directory_path() / "recbole_fused").string()}});
-    DeviceManager dm(DeviceSettings{"cpu"});
-    Dist dist;
-    std::vector<int32_t> users = {1, 1, 2, 2, 3, 3, 1, 2, 3}, items = {1, 2, 3, 4, 5, 6, 3, 1, 2};
-    InteractionMatrix train(4, 9, users, items), empty(4, 9, {}, {});
-    ModelContext ctx{config, 4, 9, train, dm};
-    dm.seed(5);
-    auto model = recbole::models::create_model("BPR", ctx);
-    Evaluator ev(recbole::trainer::evaluator_settings_from_config(config), dm, dist, 9,
-                 std::vector<int64_t>(9, 1));
-    recbole::trainer::TrainData td{users, items, train, empty, empty, train};
-    recbole::trainer::Trainer trainer(config, *model, dm, dist, td, ev);
-    trainer.fit();
-    weights.push_back(model->parameters()[1].detach().clone());
+    const std::vector<int32_t> users = {1, 1, 2, 2, 3, 3, 1, 2, 3}, items = {1, 2, 3, 4, 5, 6, 3, 1, 2};
+    weights.push_back(train_bpr(config, DeviceSettings{"cpu"}, users, items, 4, 9)[1]);
   }
   REQUIRE(torch::allclose(weights[0], weights[1], 1e-4, 1e-6));
 }
@@ -223,6 +237,12 @@ TEST_CASE("an unknown model name is a ConfigError listing the known models", "[m
 
 namespace {
 
+// 11 users × 5 items each over 19 items (ids from 1).
+void small_interactions(std::vector<int32_t>& users, std::vector<int32_t>& items) {
+  for (int32_t u = 1; u < 12; ++u)
+    for (int32_t j = 0; j < 5; ++j) users.push_back(u), items.push_back(1 + (u * 7 + j * 3) % 19);
+}
+
 // Trains BPR on a small fixed dataset with the given overrides; returns [user, item] weights.
 std::vector<torch::Tensor> train_small_bpr(std::vector<std::pair<std::string, std::string>> extra,
                                            int num_threads) {
@@ -234,22 +254,12 @@ std::vector<torch::Tensor> train_small_bpr(std::vector<std::pair<std::string, st
   DeviceSettings ds;
   ds.device = "cpu";
   ds.num_threads = num_threads;
-  DeviceManager dm(ds);
-  Dist dist;
   std::vector<int32_t> users, items;
-  for (int32_t u = 1; u < 12; ++u)
-    for (int32_t j = 0; j < 5; ++j) users.push_back(u), items.push_back(1 + (u * 7 + j * 3) % 19);
-  InteractionMatrix train(12, 20, users, items), empty(12, 20, {}, {});
-  ModelContext ctx{config, 12, 20, train, dm};
-  dm.seed(5);
-  auto model = recbole::models::create_model("BPR", ctx);
-  Evaluator ev(recbole::trainer::evaluator_settings_from_config(config), dm, dist, 20,
-               std::vector<int64_t>(20, 1));
-  recbole::trainer::TrainData td{users, items, train, empty, empty, train};
-  recbole::trainer::Trainer trainer(config, *model, dm, dist, td, ev);
-  REQUIRE(trainer.uses_fused_path());
-  trainer.fit();
-  return {model->parameters()[0].detach().clone(), model->parameters()[1].detach().clone()};
+  small_interactions(users, items);
+  bool fused = false;
+  auto weights = train_bpr(config, ds, users, items, 12, 20, &fused);
+  REQUIRE(fused);
+  return weights;
 }
 
 }  // namespace
@@ -272,8 +282,7 @@ TEST_CASE("fused sparse_adam follows torch's SparseAdam: only the batch's rows m
   auto config = tiny_config({{"embedding_size", "8"}});
   DeviceManager dm(DeviceSettings{"cpu"});
   std::vector<int32_t> users, items;
-  for (int32_t u = 1; u < 12; ++u)
-    for (int32_t j = 0; j < 5; ++j) users.push_back(u), items.push_back(1 + (u * 7 + j * 3) % 19);
+  small_interactions(users, items);
   InteractionMatrix train(12, 20, users, items);
   ModelContext ctx{config, 12, 20, train, dm};
   dm.seed(5);
