@@ -16,6 +16,7 @@
 #include "recbole/data/split.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
+#include "recbole/utils/thread_pool.h"
 
 namespace {
 
@@ -38,6 +39,9 @@ int main(int argc, char** argv) {
     const config::ConfigSources sources =
         config::parse_command_line(argc, argv, {"dump_split", "verbose"}, &tool_values);
     const config::Config config = config::Config::build(sources);
+    // The data pipeline's parallel passes run on the ThreadPool (key num_threads), which the
+    // device manager sizes in a full run; these tools build no device manager.
+    ThreadPool::instance().set_threads(resolve_num_threads(config.get_int("num_threads")));
     if (config.has("state") && !config.is_null("state")) {
       log::set_level(log::parse_level(config.get_string("state")));
     }
