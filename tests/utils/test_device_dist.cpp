@@ -1,6 +1,7 @@
 // DeviceManager and Dist at world size 1: the field failures users reported elsewhere.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -9,9 +10,11 @@
 
 #include <torch/torch.h>
 
+#include "recbole/config/config.h"
 #include "recbole/utils/device_manager.h"
 #include "recbole/utils/dist.h"
 #include "recbole/utils/error.h"
+#include "recbole/utils/thread_pool.h"
 
 using recbole::DeviceManager;
 using recbole::DeviceSettings;
@@ -122,4 +125,68 @@ TEST_CASE("only the device manager moves tensors between devices", "[device]") {
   }
   INFO("direct device moves at: " << [&] { std::string s; for (auto& o : offenders) s += o + " "; return s; }());
   REQUIRE(offenders.empty());
+}
+
+namespace {
+
+// Sets an environment variable for a scope (restores or removes it after).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedEnv() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+recbole::config::Config plain_config() {
+  recbole::config::ConfigSources s;
+  s.model = "BPR";
+  s.dataset = "ml-100k";
+  return recbole::config::Config::build(s);
+}
+
+}  // namespace
+
+TEST_CASE("processes on one machine share its cores: num_threads 0 divides them", "[device][threads]") {
+  const int cores = recbole::resolve_num_threads(0);
+  DeviceSettings s = cpu_settings();
+  s.num_threads = 0;
+  s.local_world_size = 2;
+  REQUIRE(DeviceManager(s).cpu_threads() == std::max(1, cores / 2));
+  s.local_world_size = 1;
+  REQUIRE(DeviceManager(s).cpu_threads() == cores);
+  s.num_threads = 3;  // an explicit count wins
+  s.local_world_size = 4;
+  REQUIRE(DeviceManager(s).cpu_threads() == 3);
+  REQUIRE(recbole::ThreadPool::instance().threads() == 3);
+}
+
+TEST_CASE("the local process count comes from the launcher", "[dist][threads]") {
+  const auto config = plain_config();
+  {
+    ScopedEnv rank("RANK", "1"), world("WORLD_SIZE", "4"), local("LOCAL_RANK", "1"),
+        local_world("LOCAL_WORLD_SIZE", "2");
+    const DistSettings d = recbole::detect_dist_settings(config);
+    REQUIRE(d.launcher == "torchrun");
+    REQUIRE(d.local_world_size == 2);
+  }
+  {
+    ScopedEnv rank("OMPI_COMM_WORLD_RANK", "0"), world("OMPI_COMM_WORLD_SIZE", "3"),
+        local("OMPI_COMM_WORLD_LOCAL_SIZE", "3");
+    REQUIRE(recbole::detect_dist_settings(config).local_world_size == 3);
+  }
+  {
+    ScopedEnv rank("SLURM_PROCID", "0"), world("SLURM_NTASKS", "6"),
+        per_node("SLURM_NTASKS_PER_NODE", "2(x3)");
+    REQUIRE(recbole::detect_dist_settings(config).local_world_size == 2);
+  }
+  REQUIRE(recbole::detect_dist_settings(config).local_world_size == 1);  // no launcher
 }
