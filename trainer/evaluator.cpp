@@ -88,9 +88,7 @@ void Evaluator::collect_scores_cpu(models::Model& model, const std::vector<int32
                                    const data::InteractionMatrix& history, int64_t kk,
                                    evaluator::RankingRecords& rec) const {
   const int64_t k = rec.max_k;
-  const int64_t row_bytes = n_items_ * static_cast<int64_t>(sizeof(float));
-  const int64_t block =
-      std::max<int64_t>(1, settings_.memory_budget_bytes / std::max<int64_t>(row_bytes, 1));
+  const int64_t block = users_per_block();
   for (size_t start = 0; start < users.size(); start += block) {
     const int64_t b = std::min<int64_t>(block, static_cast<int64_t>(users.size() - start));
     std::vector<int64_t> block_users(users.begin() + start, users.begin() + start + b);
@@ -190,6 +188,11 @@ void Evaluator::collect_factors_cpu(models::Model& model, const torch::Tensor& u
     append_row(rec, positives, users[r], rec.max_k, &top.idx[r * kk], top.count[r]);
 }
 
+int64_t Evaluator::users_per_block() const {
+  const int64_t row_bytes = n_items_ * static_cast<int64_t>(sizeof(float));
+  return std::max<int64_t>(1, settings_.memory_budget_bytes / std::max<int64_t>(row_bytes, 1));
+}
+
 torch::Tensor Evaluator::scores_for(models::Model& model, const std::vector<int64_t>& block_users) const {
   const int64_t b = static_cast<int64_t>(block_users.size());
   torch::Tensor users_t = device_.place(torch::tensor(block_users, torch::kInt64));
@@ -236,8 +239,7 @@ evaluator::RankingRecords Evaluator::collect(models::Model& model,
     return rec;
   }
   // CUDA, and the sampled modes: masking and top-K as tensor ops on the device.
-  const int64_t row_bytes = n_items_ * static_cast<int64_t>(sizeof(float));
-  const int64_t block = std::max<int64_t>(1, settings_.memory_budget_bytes / std::max<int64_t>(row_bytes, 1));
+  const int64_t block = users_per_block();
   const float neg_inf = -std::numeric_limits<float>::infinity();
 
   for (size_t start = 0; start < users.size(); start += block) {
@@ -285,16 +287,15 @@ evaluator::RankingRecords Evaluator::collect(models::Model& model,
     const int64_t* tip = ti.data_ptr<int64_t>();
     torch::Tensor cpu_scores;
     if (rank_stats_) cpu_scores = DeviceManager::to_host(scores).contiguous();
+    std::vector<int32_t> idx(static_cast<size_t>(kk));
     for (int64_t r = 0; r < b; ++r) {
       const int32_t u = static_cast<int32_t>(block_users[r]);
-      for (int64_t j = 0; j < k; ++j) {
-        // Fewer finite candidates than K: the rest are misses (-1), as RecBole's −inf fill.
-        const bool valid = j < kk && tvp[r * kk + j] != neg_inf;
-        const int32_t item = valid ? static_cast<int32_t>(tip[r * kk + j]) : -1;
-        rec.topk_items.push_back(item);
-        rec.hits.push_back(valid && positives.contains(u, item) ? 1 : 0);
-      }
-      rec.pos_len.push_back(static_cast<int32_t>(positives.row_size(u)));
+      // Sorted descending, so the masked (−inf) entries are a suffix: fewer finite candidates
+      // than K leave misses, as RecBole's −inf fill does.
+      int count = 0;
+      for (; count < kk && tvp[r * kk + count] != neg_inf; ++count)
+        idx[count] = static_cast<int32_t>(tip[r * kk + count]);
+      append_row(rec, positives, u, k, idx.data(), count);
       if (rank_stats_) {
         auto st = evaluator::rank_stats(cpu_scores.data_ptr<float>() + r * n_items_, n_items_,
                                         positives.row_begin(u), positives.row_size(u));

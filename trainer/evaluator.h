@@ -76,6 +76,8 @@ class Evaluator {
                            const data::InteractionMatrix& positives,
                            const data::InteractionMatrix& history, int64_t kk,
                            evaluator::RankingRecords& rec) const;
+  // Users per score block: [B, n_items] float32 within eval_memory_budget_mb (at least 1).
+  int64_t users_per_block() const;
   // [B, n_items] float32 scores on the device for a block of users, checked and writable.
   torch::Tensor scores_for(models::Model& model, const std::vector<int64_t>& block_users) const;
 

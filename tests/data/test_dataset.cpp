@@ -120,35 +120,19 @@ TEST_CASE("inter-num intervals: min, max, both sides, k-core to a fixed point", 
     if (!item_iv.empty()) o.item_inter_num_interval = item_iv;
     return Dataset::load(o);
   };
-  {
-    const Dataset ds = load("[2,inf)", "");
-    CHECK(ds.n_users() == 6);
-    CHECK(ds.n_items() == 7);
-  }
-  {
-    const Dataset ds = load("", "[2,inf)");
-    CHECK(ds.n_users() == 7);
-    CHECK(ds.n_items() == 6);
-  }
-  {
-    const Dataset ds = load("(-inf,2]", "");
-    CHECK(ds.n_users() == 6);
-    CHECK(ds.n_items() == 7);
-  }
-  {
-    const Dataset ds = load("", "(-inf,2]");
-    CHECK(ds.n_users() == 5);
-    CHECK(ds.n_items() == 5);
-  }
-  {
-    const Dataset ds = load("[2,inf)", "[2,inf)");
-    CHECK(ds.n_users() == 5);
-    CHECK(ds.n_items() == 5);
-  }
-  {
-    const Dataset ds = load("[2,3]", "[2,inf)");
-    CHECK(ds.n_users() == 3);
-    CHECK(ds.n_items() == 3);
+  struct Case {
+    const char* user_interval;
+    const char* item_interval;
+    int64_t n_users, n_items;
+  };
+  const Case cases[] = {{"[2,inf)", "", 6, 7},         {"", "[2,inf)", 7, 6},
+                        {"(-inf,2]", "", 6, 7},        {"", "(-inf,2]", 5, 5},
+                        {"[2,inf)", "[2,inf)", 5, 5}, {"[2,3]", "[2,inf)", 3, 3}};
+  for (const Case& c : cases) {
+    INFO("user " << c.user_interval << ", item " << c.item_interval);
+    const Dataset ds = load(c.user_interval, c.item_interval);
+    CHECK(ds.n_users() == c.n_users);
+    CHECK(ds.n_items() == c.n_items);
   }
 }
 

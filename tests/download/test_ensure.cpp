@@ -14,6 +14,7 @@
 #include "recbole/data/download.h"
 #include "recbole/data/download_sha256.h"
 #include "recbole/utils/error.h"
+#include "tests/scoped_env.h"
 
 using namespace recbole::testing;
 using recbole::data::ensure_dataset_files;
@@ -46,21 +47,6 @@ std::string failure(const std::string& name, const std::string& data_path, const
   FAIL("ensure_dataset_files did not fail");
   return "";
 }
-
-// Sets an environment variable for the scope, restoring it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~ScopedEnv() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 }  // namespace
 

@@ -15,11 +15,14 @@
 #include "recbole/utils/dist.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/thread_pool.h"
+#include "tests/scoped_env.h"
 
 using recbole::DeviceManager;
 using recbole::DeviceSettings;
 using recbole::Dist;
 using recbole::DistSettings;
+
+using recbole::testing::ScopedEnv;
 
 namespace {
 DeviceSettings cpu_settings() {
@@ -128,23 +131,6 @@ TEST_CASE("only the device manager moves tensors between devices", "[device]") {
 }
 
 namespace {
-
-// Sets an environment variable for a scope (restores or removes it after).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~ScopedEnv() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
 
 recbole::config::Config plain_config() {
   recbole::config::ConfigSources s;
