@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include <torch/torch.h>
 
 #include "recbole/config/config.h"
+#include "recbole/utils/huge_pages.h"
 #include "recbole/utils/simd.h"
 #include "recbole/utils/thread_pool.h"
 
@@ -25,23 +27,22 @@ bool fused_bpr_applicable(const config::Config& config, const models::Model& mod
 
 namespace {
 
-constexpr int64_t kSampleChunk = 256;  // samples per task of job A
+constexpr int64_t kSampleChunk = data::TrainBatcher::kNegChunk;  // samples per task of job A
 
 // Row width: Dim is std::integral_constant<int64_t, 64> for the default embedding_size (loops
 // of a known trip count: fully unrolled, no remainder, no runtime alias checks) or int64_t.
 using Dim64 = std::integral_constant<int64_t, 64>;
 
-// ⟨u, a − b⟩ with 16 independent partial sums, so the reduction vectorises.
+// ⟨u, w⟩ with 16 independent partial sums, so the reduction vectorises.
 template <typename Dim>
-RECBOLE_INLINE float dot_diff(const float* __restrict u, const float* __restrict a,
-                              const float* __restrict b, Dim dim) {
+RECBOLE_INLINE float dot(const float* __restrict u, const float* __restrict w, Dim dim) {
   const int64_t d = dim;
   float part[16] = {};
   int64_t k = 0;
   for (; k + 16 <= d; k += 16)
-    for (int j = 0; j < 16; ++j) part[j] += u[k + j] * (a[k + j] - b[k + j]);
+    for (int j = 0; j < 16; ++j) part[j] += u[k + j] * w[k + j];
   float x = 0;
-  for (; k < d; ++k) x += u[k] * (a[k] - b[k]);
+  for (; k < d; ++k) x += u[k] * w[k];
   for (int j = 0; j < 16; ++j) x += part[j];
   return x;
 }
@@ -101,19 +102,30 @@ RECBOLE_INLINE float log_approx(float y) {
 template <typename Dim>
 RECBOLE_INLINE double score_chunk_impl(const float* U, const float* I, const int64_t* users,
                                        const int64_t* pos, const int64_t* neg, int64_t lo,
-                                       int64_t hi, Dim d, float inv_b, float* dx) {
-  // Two passes: the dot products (gathered rows), then the loss and its derivative over the
-  // chunk as one vectorisable loop.
+                                       int64_t hi, Dim d, float inv_b, float* dx,
+                                       float* user_stash, float* diff_stash) {
+  // Two passes: the dot products over the gathered rows (stashing u and i⁺ − i⁻ on the way),
+  // then the loss and its derivative over the chunk as one vectorisable loop.
   constexpr int64_t kAhead = 8;
   float x[kSampleChunk], loss[kSampleChunk];
   const int64_t n = hi - lo;
+  const int64_t dd = d;
   for (int64_t r = lo; r < hi; ++r) {
     if (r + kAhead < hi) {
-      prefetch_row(U + users[r + kAhead] * d, d);
-      prefetch_row(I + pos[r + kAhead] * d, d);
-      prefetch_row(I + neg[r + kAhead] * d, d);
+      prefetch_row(U + users[r + kAhead] * dd, d);
+      prefetch_row(I + pos[r + kAhead] * dd, d);
+      prefetch_row(I + neg[r + kAhead] * dd, d);
     }
-    x[r - lo] = dot_diff(U + users[r] * d, I + pos[r] * d, I + neg[r] * d, d);
+    const float* __restrict u = U + users[r] * dd;
+    const float* __restrict a = I + pos[r] * dd;
+    const float* __restrict b = I + neg[r] * dd;
+    float* __restrict us = user_stash + r * dd;
+    float* __restrict ds = diff_stash + r * dd;
+    for (int64_t k = 0; k < dd; ++k) {
+      us[k] = u[k];
+      ds[k] = a[k] - b[k];
+    }
+    x[r - lo] = dot(us, ds, d);
   }
   float* out = dx + lo;
   for (int64_t i = 0; i < n; ++i) {
@@ -126,26 +138,16 @@ RECBOLE_INLINE double score_chunk_impl(const float* U, const float* I, const int
   return sum;
 }
 
-// Job A for samples [lo, hi): dx[r] = d loss / d (pos − neg score), and the chunk's loss sum.
+// Job A for samples [lo, hi): dx[r] = d loss / d (pos − neg score), the stashes, and the chunk's
+// loss sum.
 RECBOLE_MULTIVERSION
 double score_chunk(const float* U, const float* I, const int64_t* users, const int64_t* pos,
-                   const int64_t* neg, int64_t lo, int64_t hi, int64_t d, float inv_b,
-                   float* dx) {
-  if (d == 64) return score_chunk_impl(U, I, users, pos, neg, lo, hi, Dim64{}, inv_b, dx);
-  return score_chunk_impl(U, I, users, pos, neg, lo, hi, d, inv_b, dx);
-}
-
-template <typename Dim>
-RECBOLE_INLINE void axpy(float* __restrict y, const float* __restrict x, float a, Dim dim) {
-  const int64_t d = dim;
-  for (int64_t k = 0; k < d; ++k) y[k] += a * x[k];
-}
-
-template <typename Dim>
-RECBOLE_INLINE void axpy_diff(float* __restrict y, const float* __restrict a,
-                              const float* __restrict b, float s, Dim dim) {
-  const int64_t d = dim;
-  for (int64_t k = 0; k < d; ++k) y[k] += s * (a[k] - b[k]);
+                   const int64_t* neg, int64_t lo, int64_t hi, int64_t d, float inv_b, float* dx,
+                   float* user_stash, float* diff_stash) {
+  if (d == 64)
+    return score_chunk_impl(U, I, users, pos, neg, lo, hi, Dim64{}, inv_b, dx, user_stash,
+                            diff_stash);
+  return score_chunk_impl(U, I, users, pos, neg, lo, hi, d, inv_b, dx, user_stash, diff_stash);
 }
 
 struct AdamConsts {
@@ -184,134 +186,126 @@ RECBOLE_INLINE void sparse_adam_row(float* __restrict p, const float* __restrict
   }
 }
 
-template <typename Dim>
-RECBOLE_INLINE void dense_adam_impl(float* P, const float* G, float* M, float* V,
-                                    const int64_t* stamp, int64_t step, int64_t lo, int64_t hi,
-                                    Dim d, const AdamConsts& c) {
-  for (int64_t row = lo; row < hi; ++row) {
-    const float* g = stamp[row] == step ? G + row * d : nullptr;
-    adam_row(P + row * d, g, M + row * d, V + row * d, d, c);
-  }
-}
+using RowLinks = FusedRowLinks;
 
-// Job C, dense: Adam over rows [lo, hi); rows not touched at `step` have no gradient.
-RECBOLE_MULTIVERSION
-void dense_adam_rows(float* P, const float* G, float* M, float* V, const int64_t* stamp,
-                     int64_t step, int64_t lo, int64_t hi, int64_t d, AdamConsts c) {
-  if (d == 64) return dense_adam_impl(P, G, M, V, stamp, step, lo, hi, Dim64{}, c);
-  dense_adam_impl(P, G, M, V, stamp, step, lo, hi, d, c);
-}
-
-template <typename Dim>
-RECBOLE_INLINE void lazy_adam_impl(float* P, const float* G, float* M, float* V,
-                                   const int64_t* rows, int64_t n, Dim d, const AdamConsts& c) {
-  // Rows are scattered over tables larger than the cache: prefetch every line of the four rows
-  // a few rows ahead, so their misses overlap instead of being waited for in turn.
-  constexpr int64_t kAhead = 6;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t off = rows[i] * d;
-    if (i + kAhead < n) {
-      const int64_t ahead = rows[i + kAhead] * d;
-      for (int64_t line = 0; line < d; line += 16) {
-        __builtin_prefetch(P + ahead + line, 1);
-        __builtin_prefetch(M + ahead + line, 1);
-        __builtin_prefetch(V + ahead + line, 1);
-        __builtin_prefetch(G + ahead + line);
-      }
-    }
-    sparse_adam_row(P + off, G + off, M + off, V + off, d, c);
-  }
-}
-
-// Job C, lazy: SparseAdam over the listed rows (each has a gradient at this step).
-RECBOLE_MULTIVERSION
-void lazy_adam_rows(float* P, const float* G, float* M, float* V, const int64_t* rows,
-                    int64_t n, int64_t d, AdamConsts c) {
-  if (d == 64) return lazy_adam_impl(P, G, M, V, rows, n, Dim64{}, c);
-  lazy_adam_impl(P, G, M, V, rows, n, d, c);
-}
-
-template <typename Dim>
-RECBOLE_INLINE void accumulate_impl(const float* U, const float* I, float* GU, float* GI,
-                                    int64_t* stamp_u, int64_t* stamp_i,
-                                    std::vector<int64_t>& touched_u,
-                                    std::vector<int64_t>& touched_i, const int64_t* users,
-                                    const int64_t* pos, const int64_t* neg, const float* dx,
-                                    int64_t b, Dim d, int64_t step, int64_t cls,
-                                    int64_t classes) {
-  // Rows are owned in blocks of 64 consecutive ids, dealt round-robin to the classes: whole
-  // cache lines of the stamp array and of the gradient rows belong to one worker (dealing
-  // single rows made neighbouring stamps and rows ping-pong between cores). A mask when the
-  // class count is a power of two: an integer division per row would cost as much as the
-  // row's arithmetic.
-  const bool pow2 = (classes & (classes - 1)) == 0;
-  const int64_t mask = classes - 1;
-  auto owned = [&](int64_t row) {
+// Worker `worker` of `workers` owns the rows in the 64-row blocks b with b % workers == worker:
+// whole cache lines of the link array belong to one worker. A mask when the worker count is a
+// power of two: an integer division per row would cost as much as the row's arithmetic.
+struct OwnedRows {
+  int worker, workers;
+  bool operator()(int64_t row) const {
     const int64_t block = row >> 6;
-    return (pow2 ? (block & mask) : (block % classes)) == cls;
-  };
-  // First touch of a row at this step: its gradient is assigned rather than added to, so the
-  // row need not be zeroed first.
-  auto first_touch = [&](int64_t row, int64_t* stamp, std::vector<int64_t>& touched) {
-    if (stamp[row] == step) return false;
-    stamp[row] = step;
-    touched.push_back(row);
-    return true;
-  };
+    const bool pow2 = (workers & (workers - 1)) == 0;
+    return (pow2 ? (block & (workers - 1)) : (block % workers)) == worker;
+  }
+};
+
+// A table's side of job B for one worker: the link entries, the rows touched this step (in
+// slot order), and the slots' gradients [slots, dim].
+struct TableGradients {
+  RowLinks* links;
+  std::vector<int32_t>* touched;
+  float* grads;
+};
+
+// Job B, first part, for one worker: the gradients of the rows it owns, each summed in sample
+// order into a compact per-worker buffer (slot k of the k-th row touched this step), from the
+// stashes read in sample order. Row r's slot is in links[r] while links[r].stamp == step.
+template <typename Dim>
+RECBOLE_INLINE void gather_gradients_impl(const OwnedRows& own, const int64_t* users,
+                                          const int64_t* pos, const int64_t* neg, int64_t b,
+                                          const float* dx, const float* user_stash,
+                                          const float* diff_stash, int64_t step, Dim d,
+                                          TableGradients& ug, TableGradients& ig) {
   const int64_t dd = d;
-  constexpr int64_t kAhead = 8;  // prefetch distance for the gradient rows (tables ≫ cache)
+  // Adds s · x to the row's slot, or starts the slot with it (the generic path's gradient
+  // buffer starts at zero, and 0 + s·x is s·x exactly).
+  auto add = [&](TableGradients& t, int64_t row, float s, const float* __restrict x) {
+    RowLinks& l = t.links[row];
+    float* __restrict g;
+    if (l.stamp != step) {
+      l.stamp = step;
+      l.slot = static_cast<int32_t>(t.touched->size());
+      t.touched->push_back(static_cast<int32_t>(row));
+      g = t.grads + static_cast<int64_t>(l.slot) * dd;
+      for (int64_t k = 0; k < dd; ++k) g[k] = s * x[k];
+    } else {
+      g = t.grads + static_cast<int64_t>(l.slot) * dd;
+      for (int64_t k = 0; k < dd; ++k) g[k] += s * x[k];
+    }
+  };
+  constexpr int64_t kAhead = 16;  // prefetch distance of the link entries
   for (int64_t r = 0; r < b; ++r) {
     if (r + kAhead < b) {
+      // Only owned entries: a line of another worker's rows taken for writing would have to
+      // travel back to that worker's core.
       const int64_t ua = users[r + kAhead], pa = pos[r + kAhead], na = neg[r + kAhead];
-      if (owned(ua)) {
-        __builtin_prefetch(stamp_u + ua, 1);
-        prefetch_row(GU + ua * dd, d, true);
-        prefetch_row(I + pa * dd, d);
-        prefetch_row(I + na * dd, d);
-      }
-      if (owned(pa) || owned(na)) prefetch_row(U + ua * dd, d);
-      if (owned(pa)) {
-        __builtin_prefetch(stamp_i + pa, 1);
-        prefetch_row(GI + pa * dd, d, true);
-      }
-      if (owned(na)) {
-        __builtin_prefetch(stamp_i + na, 1);
-        prefetch_row(GI + na * dd, d, true);
-      }
+      if (own(ua)) __builtin_prefetch(ug.links + ua, 1);
+      if (own(pa)) __builtin_prefetch(ig.links + pa, 1);
+      if (own(na)) __builtin_prefetch(ig.links + na, 1);
     }
-    const int64_t u = users[r], p = pos[r], n = neg[r];
-    const float* ur = U + u * dd;
-    if (owned(u)) {
-      float* g = GU + u * dd;
-      if (first_touch(u, stamp_u, touched_u)) std::fill(g, g + dd, 0.f);
-      axpy_diff(g, I + p * dd, I + n * dd, dx[r], d);
-    }
-    if (owned(p)) {
-      float* g = GI + p * dd;
-      if (first_touch(p, stamp_i, touched_i)) std::fill(g, g + dd, 0.f);
-      axpy(g, ur, dx[r], d);
-    }
-    if (owned(n)) {
-      float* g = GI + n * dd;
-      if (first_touch(n, stamp_i, touched_i)) std::fill(g, g + dd, 0.f);
-      axpy(g, ur, -dx[r], d);
-    }
+    const float s = dx[r];
+    if (own(users[r])) add(ug, users[r], s, diff_stash + r * dd);
+    if (own(pos[r])) add(ig, pos[r], s, user_stash + r * dd);
+    if (own(neg[r])) add(ig, neg[r], -s, user_stash + r * dd);
   }
 }
 
-// Job B for one ownership class: adds, in sample order, the gradient contributions of every
-// sample to the rows the class owns, zeroing a row's gradient at its first touch.
 RECBOLE_MULTIVERSION
-void accumulate_class(const float* U, const float* I, float* GU, float* GI, int64_t* stamp_u,
-                      int64_t* stamp_i, std::vector<int64_t>& touched_u,
-                      std::vector<int64_t>& touched_i, const int64_t* users, const int64_t* pos,
-                      const int64_t* neg, const float* dx, int64_t b, int64_t d, int64_t step,
-                      int64_t cls, int64_t classes) {
+void gather_gradients(const OwnedRows& own, const int64_t* users, const int64_t* pos,
+                      const int64_t* neg, int64_t b, const float* dx, const float* user_stash,
+                      const float* diff_stash, int64_t step, int64_t d, TableGradients& ug,
+                      TableGradients& ig) {
   if (d == 64)
-    return accumulate_impl(U, I, GU, GI, stamp_u, stamp_i, touched_u, touched_i, users, pos, neg,
-                           dx, b, Dim64{}, step, cls, classes);
-  accumulate_impl(U, I, GU, GI, stamp_u, stamp_i, touched_u, touched_i, users, pos, neg, dx, b, d,
-                  step, cls, classes);
+    return gather_gradients_impl(own, users, pos, neg, b, dx, user_stash, diff_stash, step,
+                                 Dim64{}, ug, ig);
+  gather_gradients_impl(own, users, pos, neg, b, dx, user_stash, diff_stash, step, d, ug, ig);
+}
+
+template <typename Dim>
+RECBOLE_INLINE void lazy_update_impl(float* P, float* M, float* V, const int32_t* rows,
+                                     int64_t n, const float* grads, Dim d, const AdamConsts& c) {
+  // The rows are scattered over tables larger than the cache at scale: prefetch every line of
+  // the three rows a few rows ahead, so that their misses overlap.
+  constexpr int64_t kAhead = 6;
+  const int64_t dd = d;
+  for (int64_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) {
+      const int64_t ahead = rows[i + kAhead] * dd;
+      prefetch_row(P + ahead, d, true);
+      prefetch_row(M + ahead, d, true);
+      prefetch_row(V + ahead, d, true);
+    }
+    const int64_t off = rows[i] * dd;
+    sparse_adam_row(P + off, grads + i * dd, M + off, V + off, d, c);
+  }
+}
+
+// Job B, lazy: SparseAdam on the rows touched at this step; row rows[k]'s gradient in slot k.
+RECBOLE_MULTIVERSION
+void lazy_update(float* P, float* M, float* V, const int32_t* rows, int64_t n, const float* grads,
+                 int64_t d, AdamConsts c) {
+  if (d == 64) return lazy_update_impl(P, M, V, rows, n, grads, Dim64{}, c);
+  lazy_update_impl(P, M, V, rows, n, grads, d, c);
+}
+
+template <typename Dim>
+RECBOLE_INLINE void dense_update_impl(float* P, float* M, float* V, const RowLinks* links,
+                                      int64_t step, int64_t lo, int64_t hi, const float* grads,
+                                      Dim d, const AdamConsts& c) {
+  const int64_t dd = d;
+  for (int64_t row = lo; row < hi; ++row) {
+    const float* g = links[row].stamp == step ? grads + links[row].slot * dd : nullptr;
+    adam_row(P + row * dd, g, M + row * dd, V + row * dd, d, c);
+  }
+}
+
+// Job B, dense: Adam on rows [lo, hi); rows not touched at `step` have no gradient.
+RECBOLE_MULTIVERSION
+void dense_update(float* P, float* M, float* V, const RowLinks* links, int64_t step, int64_t lo,
+                  int64_t hi, const float* grads, int64_t d, AdamConsts c) {
+  if (d == 64) return dense_update_impl(P, M, V, links, step, lo, hi, grads, Dim64{}, c);
+  dense_update_impl(P, M, V, links, step, lo, hi, grads, d, c);
 }
 
 }  // namespace
@@ -324,10 +318,10 @@ FusedBprTrainer::FusedBprTrainer(models::BPR& model, Update update, double learn
     t.param = param.data_ptr<float>();
     t.rows = param.size(0);
     const size_t n = static_cast<size_t>(param.numel());
-    t.grad.assign(n, 0.f);
-    t.m.assign(n, 0.f);
-    t.v.assign(n, 0.f);
-    t.stamp.assign(static_cast<size_t>(t.rows), -1);
+    collapse_to_huge_pages(t.param, n * sizeof(float));
+    resize_on_huge_pages(t.m, n);
+    resize_on_huge_pages(t.v, n);
+    resize_on_huge_pages(t.links, static_cast<size_t>(t.rows));
   };
   init(users_, model.user_embedding());
   init(items_, model.item_embedding());
@@ -341,75 +335,78 @@ double FusedBprTrainer::train_epoch(data::TrainBatcher& batcher) {
   const float* U = users_.param;
   const float* I = items_.param;
   const int64_t d = dim_;
-  const int classes = ThreadPool::instance().threads();
-  users_.touched.resize(static_cast<size_t>(classes));
-  items_.touched.resize(static_cast<size_t>(classes));
+  const int workers = ThreadPool::instance().threads();
+  scratch_.resize(static_cast<size_t>(workers));
   double total = 0;
   data::PairBatch pb;
   std::vector<double> chunk_loss;
-  while (batcher.next(pb)) {
+  while (batcher.next_positives(pb)) {
     const int64_t b = pb.size();
     ++step_;
-    // A: score differences and loss.
+    // A: negatives, score differences, loss, stashes.
     dx_.resize(static_cast<size_t>(b));
+    user_stash_.resize(static_cast<size_t>(b * d));
+    diff_stash_.resize(static_cast<size_t>(b * d));
     const int64_t chunks = (b + kSampleChunk - 1) / kSampleChunk;
     chunk_loss.assign(static_cast<size_t>(chunks), 0.0);
     const float inv_b = 1.f / static_cast<float>(b);
     parallel_for(chunks, [&](int64_t c, int) {
+      batcher.sample_negatives(pb, c);
       chunk_loss[c] = score_chunk(U, I, pb.users.data(), pb.pos_items.data(),
                                   pb.neg_items.data(), c * kSampleChunk,
-                                  std::min(b, (c + 1) * kSampleChunk), d, inv_b, dx_.data());
+                                  std::min(b, (c + 1) * kSampleChunk), d, inv_b, dx_.data(),
+                                  user_stash_.data(), diff_stash_.data());
     });
     double batch_loss = 0;
     for (double l : chunk_loss) batch_loss += l;  // in chunk order: thread-count independent
     total += batch_loss / static_cast<double>(b);
 
-    // B: gradients, one ownership class per worker (the same rows on the same core every
-    // batch, so they stay in its cache).
-    ThreadPool::instance().run_per_worker([&](int cls) {
-      users_.touched[cls].clear();
-      items_.touched[cls].clear();
-      accumulate_class(U, I, users_.grad.data(), items_.grad.data(), users_.stamp.data(),
-                       items_.stamp.data(), users_.touched[cls], items_.touched[cls],
-                       pb.users.data(), pb.pos_items.data(), pb.neg_items.data(), dx_.data(), b,
-                       d, step_, cls, classes);
-    });
-
-    // C: the optimizer step.
-    const double bc1 = 1.0 - std::pow(beta1_, static_cast<double>(step_));
-    const double bc2 = 1.0 - std::pow(beta2_, static_cast<double>(step_));
-    AdamConsts c;
-    c.b1 = static_cast<float>(beta1_);
-    c.b2 = static_cast<float>(beta2_);
-    c.eps = static_cast<float>(eps_);
-    if (update_ == Update::kDenseAdam) {
-      c.wd = static_cast<float>(wd_);
-      c.step_size = static_cast<float>(lr_ / bc1);
-      c.inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
-      // Each worker updates the 64-row blocks it owns in job B (their gradients are in its
-      // cache), the same rows every batch.
-      ThreadPool::instance().run_per_worker([&](int w) {
-        for (Table* tab : {&users_, &items_}) {
-          for (int64_t lo = 64 * static_cast<int64_t>(w); lo < tab->rows; lo += 64 * classes)
-            dense_adam_rows(tab->param, tab->grad.data(), tab->m.data(), tab->v.data(),
-                            tab->stamp.data(), step_, lo, std::min(tab->rows, lo + 64), d, c);
-        }
-      });
-    } else {
-      c.wd = 0.f;  // SparseAdam has no weight decay (RecBole ignores it for sparse_adam too)
-      c.step_size = static_cast<float>(lr_ * std::sqrt(bc2) / bc1);
-      c.inv_sqrt_bc2 = 1.f;
-      // Each worker updates the rows it accumulated in job B (still in its cache).
-      ThreadPool::instance().run_per_worker([&](int w) {
-        for (Table* tab : {&users_, &items_}) {
-          const std::vector<int64_t>& rows = tab->touched[w];
-          lazy_adam_rows(tab->param, tab->grad.data(), tab->m.data(), tab->v.data(), rows.data(),
-                         static_cast<int64_t>(rows.size()), d, c);
-        }
-      });
-    }
+    // B: each worker's rows: gradients and the optimizer step (the same rows on the same core
+    // every batch, so their moments stay in its cache where they fit).
+    ThreadPool::instance().run_per_worker(
+        [&](int w) { update_owned_rows(w, workers, b, pb); });
   }
   return total;
+}
+
+void FusedBprTrainer::update_owned_rows(int worker, int workers, int64_t b,
+                                        const data::PairBatch& pb) {
+  WorkerScratch& ws = scratch_[static_cast<size_t>(worker)];
+  ws.touched_users.clear();
+  ws.touched_items.clear();
+  // At most one slot per contribution: b user rows and 2b item rows.
+  ws.user_grads.resize(static_cast<size_t>(b * dim_));
+  ws.item_grads.resize(static_cast<size_t>(2 * b * dim_));
+  TableGradients ug{users_.links.data(), &ws.touched_users, ws.user_grads.data()};
+  TableGradients ig{items_.links.data(), &ws.touched_items, ws.item_grads.data()};
+  gather_gradients(OwnedRows{worker, workers}, pb.users.data(), pb.pos_items.data(),
+                   pb.neg_items.data(), b, dx_.data(), user_stash_.data(), diff_stash_.data(),
+                   step_, dim_, ug, ig);
+
+  const double bc1 = 1.0 - std::pow(beta1_, static_cast<double>(step_));
+  const double bc2 = 1.0 - std::pow(beta2_, static_cast<double>(step_));
+  AdamConsts c;
+  c.b1 = static_cast<float>(beta1_);
+  c.b2 = static_cast<float>(beta2_);
+  c.eps = static_cast<float>(eps_);
+  if (update_ == Update::kDenseAdam) {
+    c.wd = static_cast<float>(wd_);
+    c.step_size = static_cast<float>(lr_ / bc1);
+    c.inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
+    for (auto [tab, grads] : {std::pair{&users_, ug.grads}, std::pair{&items_, ig.grads}}) {
+      for (int64_t lo = 64 * static_cast<int64_t>(worker); lo < tab->rows; lo += 64 * workers)
+        dense_update(tab->param, tab->m.data(), tab->v.data(), tab->links.data(), step_, lo,
+                     std::min(tab->rows, lo + 64), grads, dim_, c);
+    }
+  } else {
+    c.wd = 0.f;  // SparseAdam has no weight decay (RecBole ignores it for sparse_adam too)
+    c.step_size = static_cast<float>(lr_ * std::sqrt(bc2) / bc1);
+    c.inv_sqrt_bc2 = 1.f;
+    lazy_update(users_.param, users_.m.data(), users_.v.data(), ws.touched_users.data(),
+                static_cast<int64_t>(ws.touched_users.size()), ug.grads, dim_, c);
+    lazy_update(items_.param, items_.m.data(), items_.v.data(), ws.touched_items.data(),
+                static_cast<int64_t>(ws.touched_items.size()), ig.grads, dim_, c);
+  }
 }
 
 }  // namespace recbole::trainer

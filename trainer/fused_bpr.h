@@ -14,11 +14,17 @@
 //    update their moments and move; bias correction by the global step). Cost O(batch × dim):
 //    the choice for large tables.
 //
-// Each batch runs in three pool jobs: (A) per-sample score differences and loss, (B) gradient
-// accumulation, worker w owning the 64-row blocks with (id / 64) % threads == w and adding
-// their contributions in sample order, (C) the Adam update, each worker over its own blocks:
-// the rows it touched (sparse_adam) or all of them (adam). Results are identical for any
-// number of threads (tested).
+// Each batch runs in two pool jobs:
+//  (A) per chunk of samples: draw the chunk's negatives, compute the score differences, the
+//      loss and its derivative, and stash what the gradients need — the user row and the item
+//      row difference i⁺ − i⁻ of every sample — so that (B) never reads a parameter row another
+//      worker may be moving;
+//  (B) per worker, for the rows it owns (64-row blocks with (id / 64) % threads == w): sum each
+//      row's gradient from the stashes in sample order into a compact buffer (one slot per row
+//      the batch touches), then apply the optimizer to those rows (sparse_adam) or to all its
+//      rows (adam). There is no gradient table of the embedding's size: at scale its random
+//      writes and reads cost as much memory traffic as the moments.
+// Results are identical for any number of threads (tested).
 //
 // Used automatically by the Trainer when fused_bpr_applicable() says so (key fast_bpr, model
 // BPR, device CPU, learner adam, or sparse_adam without weight_decay, no clip_grad_norm, one
@@ -35,6 +41,13 @@ namespace recbole::trainer {
 bool fused_bpr_applicable(const config::Config& config, const models::Model& model,
                           const DeviceManager& device, int world_size);
 
+// Per row of a table: the slot of its gradient in the owning worker's buffer, valid when
+// stamp == the current step.
+struct FusedRowLinks {
+  int64_t stamp = -1;
+  int32_t slot = 0;
+};
+
 class FusedBprTrainer {
  public:
   enum class Update { kDenseAdam, kLazyAdam };
@@ -45,15 +58,20 @@ class FusedBprTrainer {
   Update update() const { return update_; }
 
  private:
-  // One table (users or items): parameters [rows, dim] (the model's tensor), and per row the
-  // gradient, Adam moments and the step at which the gradient row was last zeroed.
+  // One table (users or items): parameters [rows, dim] (the model's tensor), Adam moments.
   struct Table {
     float* param = nullptr;
     int64_t rows = 0;
-    std::vector<float> grad, m, v;
-    std::vector<int64_t> stamp;                // step that last touched the row; -1 never
-    std::vector<std::vector<int64_t>> touched;  // per ownership class: rows touched this step
+    std::vector<float> m, v;
+    std::vector<FusedRowLinks> links;
   };
+  // A worker's rows touched this step, in slot order, and their gradients [slots, dim].
+  struct WorkerScratch {
+    std::vector<int32_t> touched_users, touched_items;
+    std::vector<float> user_grads, item_grads;
+  };
+
+  void update_owned_rows(int worker, int workers, int64_t b, const data::PairBatch& pb);
 
   models::BPR& model_;
   Update update_;
@@ -62,7 +80,9 @@ class FusedBprTrainer {
   int64_t step_ = 0;
   int64_t dim_;
   Table users_, items_;
-  std::vector<float> dx_;  // [B] d loss / d score difference, per sample
+  std::vector<WorkerScratch> scratch_;  // per worker
+  std::vector<float> dx_;                      // [B] d loss / d score difference, per sample
+  std::vector<float> user_stash_, diff_stash_;  // [B, dim]: u, and i⁺ − i⁻, per sample
 };
 
 }  // namespace recbole::trainer

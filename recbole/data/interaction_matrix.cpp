@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "recbole/utils/huge_pages.h"
+
 namespace recbole::data {
 
 InteractionMatrix::InteractionMatrix(int64_t n_users, int64_t n_items,
@@ -30,6 +32,13 @@ InteractionMatrix::InteractionMatrix(int64_t n_users, int64_t n_items,
   indptr_[n_users] = out;
   indices_.resize(out);
   indices_.shrink_to_fit();
+  on_huge_pages();
+}
+
+void InteractionMatrix::on_huge_pages() {
+  // Sampling and masking read rows of users in random order.
+  collapse_to_huge_pages(indptr_.data(), indptr_.size() * sizeof(int64_t));
+  collapse_to_huge_pages(indices_.data(), indices_.size() * sizeof(int32_t));
 }
 
 InteractionMatrix InteractionMatrix::merge(const InteractionMatrix& a, const InteractionMatrix& b) {
@@ -45,6 +54,7 @@ InteractionMatrix InteractionMatrix::merge(const InteractionMatrix& a, const Int
                    std::back_inserter(m.indices_));
     m.indptr_[u + 1] = static_cast<int64_t>(m.indices_.size());
   }
+  m.on_huge_pages();
   return m;
 }
 

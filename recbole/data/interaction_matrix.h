@@ -37,6 +37,8 @@ class InteractionMatrix {
   std::vector<int64_t> item_degrees() const;
 
  private:
+  void on_huge_pages();
+
   int64_t n_users_ = 0;
   int64_t n_items_ = 0;
   std::vector<int64_t> indptr_{0};

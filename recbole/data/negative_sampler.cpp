@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "recbole/utils/error.h"
+#include "recbole/utils/huge_pages.h"
 
 namespace recbole::data {
 
@@ -31,7 +32,8 @@ uint64_t Rng::next() {
 }
 
 NegativeSampler::NegativeSampler(const InteractionMatrix& exclude, const std::string& distribution,
-                                 double alpha, const std::vector<int64_t>& item_counts)
+                                 double alpha, const std::vector<int64_t>& item_counts,
+                                 uint64_t bitmap_limit_bytes)
     : exclude_(&exclude), n_items_(exclude.n_items()) {
   if (n_items_ < 2) throw DataError("negative sampling: the dataset has no items");
   for (int64_t u = 0; u < exclude.n_users(); ++u)
@@ -40,7 +42,7 @@ NegativeSampler::NegativeSampler(const InteractionMatrix& exclude, const std::st
                       " has interacted with every item, so no negative item can be sampled; "
                       "filter such users (user_inter_num_interval) or set train_neg_sample_args: ~");
   const uint64_t cells = static_cast<uint64_t>(exclude.n_users()) * static_cast<uint64_t>(n_items_);
-  if (cells <= (uint64_t(64) << 23)) {  // 64 MiB of bits
+  if (cells <= bitmap_limit_bytes * 8) {
     bits_.assign((cells + 63) / 64, 0);
     for (int64_t u = 0; u < exclude.n_users(); ++u)
       for (const int32_t* it = exclude.row_begin(static_cast<int32_t>(u));
@@ -48,6 +50,8 @@ NegativeSampler::NegativeSampler(const InteractionMatrix& exclude, const std::st
         const uint64_t k = static_cast<uint64_t>(u) * static_cast<uint64_t>(n_items_) + *it;
         bits_[k >> 6] |= uint64_t(1) << (k & 63);
       }
+  } else {
+    build_filter();
   }
   if (distribution == "uniform") return;
   if (distribution != "popularity")
@@ -90,17 +94,36 @@ int32_t NegativeSampler::draw(Rng& rng) const {
   return rng.uniform() < prob_[i] ? i : alias_[i];
 }
 
+void NegativeSampler::build_filter() {
+  const std::vector<int64_t>& indptr = exclude_->indptr();
+  const uint64_t total = static_cast<uint64_t>(exclude_->nnz()) * kFilterBitsPerItem;
+  resize_on_huge_pages(filter_, static_cast<size_t>((total + 63) / 64));
+  for (int64_t u = 0; u < exclude_->n_users(); ++u) {
+    const uint64_t first = static_cast<uint64_t>(indptr[u]) * kFilterBitsPerItem;
+    const uint64_t bits = static_cast<uint64_t>(indptr[u + 1] - indptr[u]) * kFilterBitsPerItem;
+    for (const int32_t* it = exclude_->row_begin(static_cast<int32_t>(u));
+         it != exclude_->row_end(static_cast<int32_t>(u)); ++it) {
+      uint64_t a, b;
+      filter_positions(*it, bits, a, b);
+      a += first;
+      b += first;
+      filter_[a >> 6] |= uint64_t(1) << (a & 63);
+      filter_[b >> 6] |= uint64_t(1) << (b & 63);
+    }
+  }
+}
+
 void NegativeSampler::prefetch(const int64_t* users, int64_t n) const {
   if (!bits_.empty()) return;  // the bitmap test is one access; nothing to stage
   const int64_t* indptr = exclude_->indptr().data();
   for (int64_t r = 0; r < n; ++r) __builtin_prefetch(indptr + users[r]);
+  constexpr int64_t kMaxLines = 8;  // a longer row's filter is fetched on demand
   for (int64_t r = 0; r < n; ++r) {
-    const int32_t u = static_cast<int32_t>(users[r]);
-    const int32_t* b = exclude_->row_begin(u);
-    const int64_t len = exclude_->row_size(u);
-    __builtin_prefetch(b + len / 2);
-    __builtin_prefetch(b + len / 4);
-    __builtin_prefetch(b + 3 * len / 4);
+    const int64_t u = users[r];
+    const uint64_t first = static_cast<uint64_t>(indptr[u]) * kFilterBitsPerItem / 64;
+    const uint64_t last = static_cast<uint64_t>(indptr[u + 1]) * kFilterBitsPerItem / 64;
+    for (uint64_t w = first; w <= last && w < first + 8 * kMaxLines; w += 8)
+      __builtin_prefetch(filter_.data() + w);
   }
 }
 

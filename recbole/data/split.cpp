@@ -1,7 +1,5 @@
 #include "recbole/data/split.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -21,6 +19,7 @@
 
 #include "recbole/data/random_order.h"
 #include "recbole/utils/error.h"
+#include "recbole/utils/huge_pages.h"
 #include "recbole/utils/thread_pool.h"
 
 namespace recbole::data {
@@ -109,54 +108,6 @@ int64_t chunk_begin(int64_t n, int t, int chunks) {
   return n / chunks * t + std::min<int64_t>(t, n % chunks);
 }
 
-// Asks for transparent huge pages on the 2 MiB pages inside [data, data + bytes). Advisory:
-// without them only the speed differs.
-void advise_huge_pages(void* data, size_t bytes) {
-#ifdef MADV_HUGEPAGE
-  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHugePage - 1) & ~(kHugePage - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHugePage - 1);
-  if (begin < end) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#endif
-}
-
-// An uninitialised array (a std::vector would first zero it: one more pass over memory) on
-// transparent huge pages where the system allows them on request, so that the scatter's
-// thousands of write streams do not miss the TLB on every write.
-template <class T>
-class ScratchArray {
- public:
-  explicit ScratchArray(int64_t n) {
-    constexpr size_t kHugePage = size_t{2} << 20;
-    const size_t bytes = std::max<size_t>(static_cast<size_t>(n) * sizeof(T), 1);
-    const size_t size = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-    data_ = static_cast<T*>(std::aligned_alloc(kHugePage, size));
-    if (data_ == nullptr) throw std::bad_alloc();
-    advise_huge_pages(data_, size);
-  }
-  ~ScratchArray() { std::free(data_); }
-  ScratchArray(const ScratchArray&) = delete;
-  ScratchArray& operator=(const ScratchArray&) = delete;
-  T* data() const { return data_; }
-  void release() {
-    std::free(data_);
-    data_ = nullptr;
-  }
-
- private:
-  T* data_ = nullptr;
-};
-
-// v.resize(size) of a vector not yet touched, on huge pages where possible: for the per-user
-// arrays, read and written in random order. (Not for the parts: in measurements, faulting in
-// their huge pages cost more than it saved.)
-template <class T>
-void resize_on_huge_pages(std::vector<T>& v, size_t size) {
-  v.reserve(size);
-  advise_huge_pages(v.data(), size * sizeof(T));
-  v.resize(size);
-}
-
 // A user and an item of one Dataset row, side by side so that a random read of a row is one
 // cache miss, not two.
 struct UserItem {
@@ -204,8 +155,8 @@ struct GroupedRow {
 // slices of the parts are contiguous and small enough to stay in cache. Both passes are split
 // over workers; a stable counting sort gives the same order however it is split.
 template <class Row>
-void scatter_by_group(std::vector<int64_t>& rows, ScratchArray<int32_t>& row_groups,
-                      ScratchArray<int32_t>& row_items, const std::vector<int32_t>& group_of,
+void scatter_by_group(std::vector<int64_t>& rows, HugeArray<int32_t>& row_groups,
+                      HugeArray<int32_t>& row_items, const std::vector<int32_t>& group_of,
                       const std::vector<int32_t>& group_user, const std::vector<int64_t>& sizes,
                       const std::vector<int64_t>& offset, const int64_t totals[3],
                       Split* const parts[3], int workers) {
@@ -246,7 +197,7 @@ void scatter_by_group(std::vector<int64_t>& rows, ScratchArray<int32_t>& row_gro
   }
   bucket_begin[static_cast<size_t>(n_buckets)] = n;
 
-  ScratchArray<GroupedRow<Row>> bucketed(n);
+  HugeArray<GroupedRow<Row>> bucketed(n);
   GroupedRow<Row>* out = bucketed.data();
   run_workers(workers, [&](int t) {
     int64_t* next = &cursor[static_cast<size_t>(t * n_buckets)];
@@ -372,7 +323,7 @@ SplitDataset split_dataset(const Dataset& dataset, const DatasetOptions& options
   const int workers = worker_count(n);
   // The table does not depend on the order: build it on a second thread while the order is
   // drawn (torch's randperm and the TO sort run on one thread).
-  ScratchArray<UserItem> table(n);
+  HugeArray<UserItem> table(n);
   std::vector<int64_t> rows;
   if (workers > 1) {
     std::thread helper(interleave_users_items, std::cref(users), std::cref(items), table.data());
@@ -411,7 +362,7 @@ SplitDataset split_dataset(const Dataset& dataset, const DatasetOptions& options
   // in order of first appearance, so that numbering the groups in order of first appearance in
   // the whole table is a short merge rather than a serial pass over every row.
   const size_t n_users = static_cast<size_t>(dataset.n_users());
-  ScratchArray<int32_t> row_groups(n), row_items(n);
+  HugeArray<int32_t> row_groups(n), row_items(n);
   std::vector<std::vector<int64_t>> user_rows(static_cast<size_t>(workers));
   std::vector<std::vector<int32_t>> first_users(static_cast<size_t>(workers));
   for (int t = 0; t < workers; ++t) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "recbole/data/negative_sampler.h"
+#include "recbole/utils/huge_pages.h"
 
 namespace recbole::data {
 
@@ -37,6 +38,14 @@ class TrainBatcher {
   void start_epoch(int64_t epoch);
   // Fills `out` with this rank's part of the next batch; false when the epoch is over.
   bool next(PairBatch& out);
+
+  // next() in two steps, for a caller that samples inside its own parallel loop: the users and
+  // positive items of the next batch (neg_items sized, not yet drawn), then the negatives of
+  // chunk c (rows [c * kNegChunk, (c + 1) * kNegChunk)) of that batch. Chunks are independent:
+  // any thread may draw any of them, in any order, with the same result.
+  bool next_positives(PairBatch& out);
+  int64_t negative_chunks(const PairBatch& batch) const;
+  void sample_negatives(PairBatch& batch, int64_t chunk) const;
   int64_t batches_per_epoch() const;
   int64_t step() const { return step_; }
 
@@ -51,10 +60,18 @@ class TrainBatcher {
   bool shuffle_;
   uint64_t seed_;
   int rank_, world_;
-  std::vector<int32_t> order_;  // this epoch's order of the training rows (n < 2^31)
+  // This epoch's training pairs in their shuffled order, on huge pages: the shuffle moves the
+  // pairs themselves, so a batch is a sequential read (at 80M rows a gather through a
+  // permutation was two cache and TLB misses per row).
+  struct UserItem {
+    int32_t user;
+    int32_t item;
+  };
+  HugeArray<UserItem> pairs_;
   int64_t cursor_ = 0;
   int64_t epoch_ = 0;
   int64_t batch_ = 0;  // index of the next batch in this epoch
+  uint64_t batch_key_ = 0;  // seeds the negative streams of the batch last returned
 };
 
 }  // namespace recbole::data

@@ -113,3 +113,57 @@ TEST_CASE("TrainBatcher batch size follows RecBole's step rule", "[data]") {
           std::vector<int64_t>(pb.pos_items.begin() + 6, pb.pos_items.begin() + 12));
   REQUIRE(b.batches_per_epoch() == 9);
 }
+
+TEST_CASE("the per-row filter path draws exactly the negatives the bitmap path draws", "[data]") {
+  // Rows of every length: empty, one item, a heavy user holding all but two items, and
+  // ordinary ones; the filter's false positives must fall back to the row's binary search.
+  const int32_t n_items = 300;
+  std::vector<int32_t> users, items;
+  for (int32_t i = 1; i < n_items - 2; ++i) users.push_back(1), items.push_back(i);
+  users.push_back(2), items.push_back(17);
+  for (int32_t u = 3; u < 40; ++u)
+    for (int32_t k = 0; k < u; ++k) users.push_back(u), items.push_back(1 + (u * 37 + k * 11) % (n_items - 1));
+  InteractionMatrix m(41, n_items, users, items);
+  for (const char* distribution : {"uniform", "popularity"}) {
+    std::vector<int64_t> counts(n_items, 1);
+    counts[0] = 0;
+    NegativeSampler with_bitmap(m, distribution, 1.0, counts);
+    NegativeSampler with_filter(m, distribution, 1.0, counts, /*bitmap_limit_bytes=*/0);
+    for (int32_t u = 0; u < 41; ++u) {
+      Rng a(1000 + u), b(1000 + u);
+      const int64_t uu = u;
+      with_filter.prefetch(&uu, 1);
+      for (int i = 0; i < 200; ++i) {
+        const int32_t x = with_bitmap.sample(u, a), y = with_filter.sample(u, b);
+        REQUIRE(x == y);
+        REQUIRE_FALSE(m.contains(u, y));
+        REQUIRE(y > 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("TrainBatcher: positives then chunks of negatives in any order equal next()", "[data]") {
+  std::vector<int32_t> users, items;
+  for (int i = 0; i < 3000; ++i) users.push_back(1 + i % 13), items.push_back(1 + (i * 7) % 97);
+  InteractionMatrix m(14, 120, users, items);
+  NegativeSampler s(m, "uniform", 1.0, {});
+  TrainBatcher one(users, items, &s, 1, 1300, true, 5), two(users, items, &s, 1, 1300, true, 5);
+  PairBatch x, y;
+  REQUIRE_FALSE(one.next(x));  // no epoch started yet
+  one.start_epoch(3);
+  two.start_epoch(3);
+  int batches = 0;
+  while (one.next(x)) {
+    REQUIRE(two.next_positives(y));
+    const int64_t chunks = two.negative_chunks(y);
+    REQUIRE(chunks == (y.size() + 511) / 512);  // 1300, 1300, 400 rows in chunks of 512
+    for (int64_t c = chunks - 1; c >= 0; --c) two.sample_negatives(y, c);
+    REQUIRE(x.users == y.users);
+    REQUIRE(x.pos_items == y.pos_items);
+    REQUIRE(x.neg_items == y.neg_items);
+    ++batches;
+  }
+  REQUIRE_FALSE(two.next_positives(y));
+  REQUIRE(batches == 3);
+}
