@@ -33,7 +33,7 @@ constexpr int64_t kSampleChunk = data::TrainBatcher::kNegChunk;  // samples per 
 // of a known trip count: fully unrolled, no remainder, no runtime alias checks) or int64_t.
 using Dim64 = std::integral_constant<int64_t, 64>;
 
-// ⟨u, w⟩ with 16 independent partial sums, so the reduction vectorises.
+// ⟨u, w⟩ with 16 independent partial sums (one AVX-512 register), so the products vectorise.
 template <typename Dim>
 RECBOLE_INLINE float dot(const float* __restrict u, const float* __restrict w, Dim dim) {
   const int64_t d = dim;
@@ -41,9 +41,11 @@ RECBOLE_INLINE float dot(const float* __restrict u, const float* __restrict w, D
   int64_t k = 0;
   for (; k + 16 <= d; k += 16)
     for (int j = 0; j < 16; ++j) part[j] += u[k + j] * w[k + j];
-  float x = 0;
+  // Pairwise: four vector halvings instead of a chain of 16 dependent scalar additions.
+  for (int half = 8; half > 0; half /= 2)
+    for (int j = 0; j < half; ++j) part[j] += part[j + half];
+  float x = part[0];
   for (; k < d; ++k) x += u[k] * w[k];
-  for (int j = 0; j < 16; ++j) x += part[j];
   return x;
 }
 
@@ -63,9 +65,13 @@ RECBOLE_INLINE void prefetch_row(const float* row, Dim dim, bool write = false) 
 // e^x and ln(y) (y > 0, normal) for the loss loop: branch-free, so the loop over a chunk
 // vectorises (glibc's expf/logf are scalar calls without -ffast-math); relative error ≤ 3e-7
 // (measured against double precision over the ranges the loss uses), i.e. about 2 ulp.
-RECBOLE_INLINE float exp_approx(float x) {
-  x = x < -87.f ? -87.f : (x > 88.f ? 88.f : x);
-  const float n = std::floor(x * 1.44269504088896341f + 0.5f);
+RECBOLE_INLINE float exp_approx(float x) {  // x in [-87, 88]: the caller clamps
+  // n = round(x · log2 e) by the 2^23 trick: adding 2^23 + 127 rounds to an integer and leaves
+  // n + 127 (in [1, 254] after the clamp) in the low mantissa bits. No floor and no float → int
+  // conversion, which GCC does not vectorise while FP traps are honoured.
+  constexpr float kShift = 8388608.f + 127.f;
+  const float shifted = x * 1.44269504088896341f + kShift;
+  const float n = shifted - kShift;
   const float r = (x - n * 0.693145751953125f) - n * 1.428606765330187e-06f;  // x − n·ln 2
   float p = 1.f / 720;
   p = p * r + 1.f / 120;
@@ -74,7 +80,9 @@ RECBOLE_INLINE float exp_approx(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.f;
   p = p * r + 1.f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;  // 2^n
+  int32_t bits;
+  std::memcpy(&bits, &shifted, sizeof bits);
+  bits = (bits & 0xff) << 23;  // 2^n
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
   return p * scale;
@@ -88,7 +96,8 @@ RECBOLE_INLINE float log_approx(float y) {
   float m;  // y = m · 2^e, m in [1, 2), then folded into [√½, √2)
   std::memcpy(&m, &mantissa_bits, sizeof m);
   const bool big = m > 1.41421356f;
-  m = big ? m * 0.5f : m;
+  const float half = m * 0.5f;  // computed unconditionally: a select, not a branch
+  m = big ? half : m;
   e += big ? 1 : 0;
   const float t = (m - 1.f) / (m + 1.f), t2 = t * t;  // ln m = 2 atanh t
   float p = 1.f / 9;
@@ -128,8 +137,11 @@ RECBOLE_INLINE double score_chunk_impl(const float* U, const float* I, const int
     x[r - lo] = dot(us, ds, d);
   }
   float* out = dx + lo;
+  // The clamp for e^−x in a loop of its own: inside the loss loop GCC specialises the clamped
+  // cases into branches, and the loop no longer vectorises.
+  for (int64_t i = 0; i < n; ++i) x[i] = std::min(std::max(-x[i], -87.f), 88.f);
   for (int64_t i = 0; i < n; ++i) {
-    const float s = 1.f / (1.f + exp_approx(-x[i]));  // σ(x)
+    const float s = 1.f / (1.f + exp_approx(x[i]));  // σ(x)
     loss[i] = -log_approx(1e-10f + s);
     out[i] = -(s * (1.f - s)) / (1e-10f + s) * inv_b;
   }
@@ -186,8 +198,6 @@ RECBOLE_INLINE void sparse_adam_row(float* __restrict p, const float* __restrict
   }
 }
 
-using RowLinks = FusedRowLinks;
-
 // Worker `worker` of `workers` owns the rows in the 64-row blocks b with b % workers == worker:
 // whole cache lines of the link array belong to one worker. A mask when the worker count is a
 // power of two: an integer division per row would cost as much as the row's arithmetic.
@@ -200,49 +210,47 @@ struct OwnedRows {
   }
 };
 
-// A table's side of job B for one worker: the link entries, the rows touched this step (in
-// slot order), and the slots' gradients [slots, dim].
+// A table's side of job B for one worker: the slot of every row (-1: untouched), the rows
+// touched this step (in slot order), and the slots' gradients [slots, dim].
 struct TableGradients {
-  RowLinks* links;
+  int32_t* slot;
   std::vector<int32_t>* touched;
   float* grads;
 };
 
 // Job B, first part, for one worker: the gradients of the rows it owns, each summed in sample
 // order into a compact per-worker buffer (slot k of the k-th row touched this step), from the
-// stashes read in sample order. Row r's slot is in links[r] while links[r].stamp == step.
+// stashes read in sample order. Row r's slot is slot[r], -1 before its first touch.
 template <typename Dim>
 RECBOLE_INLINE void gather_gradients_impl(const OwnedRows& own, const int64_t* users,
                                           const int64_t* pos, const int64_t* neg, int64_t b,
                                           const float* dx, const float* user_stash,
-                                          const float* diff_stash, int64_t step, Dim d,
-                                          TableGradients& ug, TableGradients& ig) {
+                                          const float* diff_stash, Dim d, TableGradients& ug,
+                                          TableGradients& ig) {
   const int64_t dd = d;
   // Adds s · x to the row's slot, or starts the slot with it (the generic path's gradient
   // buffer starts at zero, and 0 + s·x is s·x exactly).
   auto add = [&](TableGradients& t, int64_t row, float s, const float* __restrict x) {
-    RowLinks& l = t.links[row];
-    float* __restrict g;
-    if (l.stamp != step) {
-      l.stamp = step;
-      l.slot = static_cast<int32_t>(t.touched->size());
+    int32_t& slot = t.slot[row];
+    if (slot < 0) {
+      slot = static_cast<int32_t>(t.touched->size());
       t.touched->push_back(static_cast<int32_t>(row));
-      g = t.grads + static_cast<int64_t>(l.slot) * dd;
+      float* __restrict g = t.grads + static_cast<int64_t>(slot) * dd;
       for (int64_t k = 0; k < dd; ++k) g[k] = s * x[k];
     } else {
-      g = t.grads + static_cast<int64_t>(l.slot) * dd;
+      float* __restrict g = t.grads + static_cast<int64_t>(slot) * dd;
       for (int64_t k = 0; k < dd; ++k) g[k] += s * x[k];
     }
   };
-  constexpr int64_t kAhead = 16;  // prefetch distance of the link entries
+  constexpr int64_t kAhead = 16;  // prefetch distance of the slot entries
   for (int64_t r = 0; r < b; ++r) {
     if (r + kAhead < b) {
       // Only owned entries: a line of another worker's rows taken for writing would have to
       // travel back to that worker's core.
       const int64_t ua = users[r + kAhead], pa = pos[r + kAhead], na = neg[r + kAhead];
-      if (own(ua)) __builtin_prefetch(ug.links + ua, 1);
-      if (own(pa)) __builtin_prefetch(ig.links + pa, 1);
-      if (own(na)) __builtin_prefetch(ig.links + na, 1);
+      if (own(ua)) __builtin_prefetch(ug.slot + ua, 1);
+      if (own(pa)) __builtin_prefetch(ig.slot + pa, 1);
+      if (own(na)) __builtin_prefetch(ig.slot + na, 1);
     }
     const float s = dx[r];
     if (own(users[r])) add(ug, users[r], s, diff_stash + r * dd);
@@ -254,12 +262,12 @@ RECBOLE_INLINE void gather_gradients_impl(const OwnedRows& own, const int64_t* u
 RECBOLE_MULTIVERSION
 void gather_gradients(const OwnedRows& own, const int64_t* users, const int64_t* pos,
                       const int64_t* neg, int64_t b, const float* dx, const float* user_stash,
-                      const float* diff_stash, int64_t step, int64_t d, TableGradients& ug,
+                      const float* diff_stash, int64_t d, TableGradients& ug,
                       TableGradients& ig) {
   if (d == 64)
-    return gather_gradients_impl(own, users, pos, neg, b, dx, user_stash, diff_stash, step,
-                                 Dim64{}, ug, ig);
-  gather_gradients_impl(own, users, pos, neg, b, dx, user_stash, diff_stash, step, d, ug, ig);
+    return gather_gradients_impl(own, users, pos, neg, b, dx, user_stash, diff_stash, Dim64{},
+                                 ug, ig);
+  gather_gradients_impl(own, users, pos, neg, b, dx, user_stash, diff_stash, d, ug, ig);
 }
 
 template <typename Dim>
@@ -290,22 +298,22 @@ void lazy_update(float* P, float* M, float* V, const int32_t* rows, int64_t n, c
 }
 
 template <typename Dim>
-RECBOLE_INLINE void dense_update_impl(float* P, float* M, float* V, const RowLinks* links,
-                                      int64_t step, int64_t lo, int64_t hi, const float* grads,
-                                      Dim d, const AdamConsts& c) {
+RECBOLE_INLINE void dense_update_impl(float* P, float* M, float* V, const int32_t* slot,
+                                      int64_t lo, int64_t hi, const float* grads, Dim d,
+                                      const AdamConsts& c) {
   const int64_t dd = d;
   for (int64_t row = lo; row < hi; ++row) {
-    const float* g = links[row].stamp == step ? grads + links[row].slot * dd : nullptr;
+    const float* g = slot[row] >= 0 ? grads + slot[row] * dd : nullptr;
     adam_row(P + row * dd, g, M + row * dd, V + row * dd, d, c);
   }
 }
 
-// Job B, dense: Adam on rows [lo, hi); rows not touched at `step` have no gradient.
+// Job B, dense: Adam on rows [lo, hi); rows without a slot have no gradient at this step.
 RECBOLE_MULTIVERSION
-void dense_update(float* P, float* M, float* V, const RowLinks* links, int64_t step, int64_t lo,
-                  int64_t hi, const float* grads, int64_t d, AdamConsts c) {
-  if (d == 64) return dense_update_impl(P, M, V, links, step, lo, hi, grads, Dim64{}, c);
-  dense_update_impl(P, M, V, links, step, lo, hi, grads, d, c);
+void dense_update(float* P, float* M, float* V, const int32_t* slot, int64_t lo, int64_t hi,
+                  const float* grads, int64_t d, AdamConsts c) {
+  if (d == 64) return dense_update_impl(P, M, V, slot, lo, hi, grads, Dim64{}, c);
+  dense_update_impl(P, M, V, slot, lo, hi, grads, d, c);
 }
 
 }  // namespace
@@ -321,7 +329,8 @@ FusedBprTrainer::FusedBprTrainer(models::BPR& model, Update update, double learn
     collapse_to_huge_pages(t.param, n * sizeof(float));
     resize_on_huge_pages(t.m, n);
     resize_on_huge_pages(t.v, n);
-    resize_on_huge_pages(t.links, static_cast<size_t>(t.rows));
+    resize_on_huge_pages(t.slot, static_cast<size_t>(t.rows));
+    std::fill(t.slot.begin(), t.slot.end(), -1);
   };
   init(users_, model.user_embedding());
   init(items_, model.item_embedding());
@@ -377,11 +386,11 @@ void FusedBprTrainer::update_owned_rows(int worker, int workers, int64_t b,
   // At most one slot per contribution: b user rows and 2b item rows.
   ws.user_grads.resize(static_cast<size_t>(b * dim_));
   ws.item_grads.resize(static_cast<size_t>(2 * b * dim_));
-  TableGradients ug{users_.links.data(), &ws.touched_users, ws.user_grads.data()};
-  TableGradients ig{items_.links.data(), &ws.touched_items, ws.item_grads.data()};
+  TableGradients ug{users_.slot.data(), &ws.touched_users, ws.user_grads.data()};
+  TableGradients ig{items_.slot.data(), &ws.touched_items, ws.item_grads.data()};
   gather_gradients(OwnedRows{worker, workers}, pb.users.data(), pb.pos_items.data(),
                    pb.neg_items.data(), b, dx_.data(), user_stash_.data(), diff_stash_.data(),
-                   step_, dim_, ug, ig);
+                   dim_, ug, ig);
 
   const double bc1 = 1.0 - std::pow(beta1_, static_cast<double>(step_));
   const double bc2 = 1.0 - std::pow(beta2_, static_cast<double>(step_));
@@ -395,7 +404,7 @@ void FusedBprTrainer::update_owned_rows(int worker, int workers, int64_t b,
     c.inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
     for (auto [tab, grads] : {std::pair{&users_, ug.grads}, std::pair{&items_, ig.grads}}) {
       for (int64_t lo = 64 * static_cast<int64_t>(worker); lo < tab->rows; lo += 64 * workers)
-        dense_update(tab->param, tab->m.data(), tab->v.data(), tab->links.data(), step_, lo,
+        dense_update(tab->param, tab->m.data(), tab->v.data(), tab->slot.data(), lo,
                      std::min(tab->rows, lo + 64), grads, dim_, c);
     }
   } else {
@@ -407,6 +416,8 @@ void FusedBprTrainer::update_owned_rows(int worker, int workers, int64_t b,
     lazy_update(items_.param, items_.m.data(), items_.v.data(), ws.touched_items.data(),
                 static_cast<int64_t>(ws.touched_items.size()), ig.grads, dim_, c);
   }
+  for (int32_t row : ws.touched_users) users_.slot[static_cast<size_t>(row)] = -1;
+  for (int32_t row : ws.touched_items) items_.slot[static_cast<size_t>(row)] = -1;
 }
 
 }  // namespace recbole::trainer

@@ -113,18 +113,14 @@ void NegativeSampler::build_filter() {
   }
 }
 
-void NegativeSampler::prefetch(const int64_t* users, int64_t n) const {
+void NegativeSampler::prefetch_filter(int64_t user) const {
   if (!bits_.empty()) return;  // the bitmap test is one access; nothing to stage
   const int64_t* indptr = exclude_->indptr().data();
-  for (int64_t r = 0; r < n; ++r) __builtin_prefetch(indptr + users[r]);
-  constexpr int64_t kMaxLines = 8;  // a longer row's filter is fetched on demand
-  for (int64_t r = 0; r < n; ++r) {
-    const int64_t u = users[r];
-    const uint64_t first = static_cast<uint64_t>(indptr[u]) * kFilterBitsPerItem / 64;
-    const uint64_t last = static_cast<uint64_t>(indptr[u + 1]) * kFilterBitsPerItem / 64;
-    for (uint64_t w = first; w <= last && w < first + 8 * kMaxLines; w += 8)
-      __builtin_prefetch(filter_.data() + w);
-  }
+  constexpr uint64_t kMaxWords = 64;  // 8 cache lines; a longer row's filter is read on demand
+  const uint64_t first = static_cast<uint64_t>(indptr[user]) * kFilterBitsPerItem / 64;
+  const uint64_t last = static_cast<uint64_t>(indptr[user + 1]) * kFilterBitsPerItem / 64;
+  for (uint64_t w = first; w <= last && w < first + kMaxWords; w += 8)
+    __builtin_prefetch(filter_.data() + w);
 }
 
 int32_t NegativeSampler::sample(int32_t user, Rng& rng) const {

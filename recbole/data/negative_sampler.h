@@ -41,10 +41,14 @@ class NegativeSampler {
   // One negative item for `user`, never in the user's excluded row.
   int32_t sample(int32_t user, Rng& rng) const;
 
-  // Prefetches what sample() will read for these users (their row bounds, then their filter
-  // bits), so that a chunk of draws waits for its cache misses together rather than one after
-  // another. Changes nothing else.
-  void prefetch(const int64_t* users, int64_t n) const;
+  // Prefetches what sample() will read for `user`, in two stages for a software pipeline (the
+  // second reads what the first fetched): its row bounds, then its row filter. A loop drawing
+  // for many users calls them some rows ahead of the draws, so that their cache misses overlap
+  // instead of being waited for one after another. Change nothing else.
+  void prefetch_bounds(int64_t user) const {
+    if (bits_.empty()) __builtin_prefetch(exclude_->indptr().data() + user);
+  }
+  void prefetch_filter(int64_t user) const;
 
  private:
   int32_t draw(Rng& rng) const;

@@ -131,8 +131,8 @@ TEST_CASE("the per-row filter path draws exactly the negatives the bitmap path d
     NegativeSampler with_filter(m, distribution, 1.0, counts, /*bitmap_limit_bytes=*/0);
     for (int32_t u = 0; u < 41; ++u) {
       Rng a(1000 + u), b(1000 + u);
-      const int64_t uu = u;
-      with_filter.prefetch(&uu, 1);
+      with_filter.prefetch_bounds(u);
+      with_filter.prefetch_filter(u);
       for (int i = 0; i < 200; ++i) {
         const int32_t x = with_bitmap.sample(u, a), y = with_filter.sample(u, b);
         REQUIRE(x == y);
