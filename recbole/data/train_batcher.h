@@ -1,7 +1,9 @@
 #pragma once
 // TrainBatcher: the training data loader for pairwise models (RecBole's TrainDataLoader with
-// negative sampling). Each epoch shuffles the training interactions with a stream seeded from
-// (seed, epoch); a batch holds `step = max(train_batch_size / sample_num, 1)` positive rows, each
+// negative sampling). Each epoch shuffles the training interactions into a uniformly random
+// order drawn from streams seeded by (seed, epoch) — in parallel, by scattering the rows into
+// random buckets and shuffling each bucket, the same order for any number of threads; a batch
+// holds `step = max(train_batch_size / sample_num, 1)` positive rows, each
 // repeated sample_num times as a block with one sampled negative per row (RecBole's layout).
 //
 // Negatives are drawn in chunks of kNegChunk rows, each chunk from its own stream keyed by

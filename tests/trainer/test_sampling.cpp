@@ -9,6 +9,7 @@
 #include "recbole/data/negative_sampler.h"
 #include "recbole/data/train_batcher.h"
 #include "recbole/utils/error.h"
+#include "recbole/utils/thread_pool.h"
 
 using recbole::data::InteractionMatrix;
 using recbole::data::NegativeSampler;
@@ -166,4 +167,41 @@ TEST_CASE("TrainBatcher: positives then chunks of negatives in any order equal n
   }
   REQUIRE_FALSE(two.next_positives(y));
   REQUIRE(batches == 3);
+}
+
+TEST_CASE("the epoch shuffle is a well-mixed permutation, the same for any thread count",
+          "[data]") {
+  // 100k rows: several buckets of the parallel shuffle (one bucket per ~16k rows).
+  const int n = 100000;
+  std::vector<int32_t> users(n), items(n);
+  for (int i = 0; i < n; ++i) users[i] = i, items[i] = 1 + i % 50;
+  auto order = [&](int threads, int64_t epoch) {
+    const int before = recbole::ThreadPool::instance().threads();
+    recbole::ThreadPool::instance().set_threads(threads);
+    TrainBatcher b(users, items, nullptr, 1, 4096, true, 9);
+    b.start_epoch(epoch);
+    std::vector<int64_t> rows;
+    PairBatch pb;
+    while (b.next(pb)) rows.insert(rows.end(), pb.users.begin(), pb.users.end());
+    recbole::ThreadPool::instance().set_threads(before);
+    return rows;
+  };
+  const std::vector<int64_t> a = order(1, 0);
+  REQUIRE(a == order(3, 0));
+  REQUIRE(a != order(1, 1));
+  std::vector<int64_t> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < n; ++i) REQUIRE(sorted[i] == i);
+  // Mixed: each tenth of the shuffled order holds rows from everywhere (mean index near n/2,
+  // ~1% standard error), and position and original index are uncorrelated.
+  double cov = 0;
+  for (int t = 0; t < 10; ++t) {
+    double mean = 0;
+    for (int i = t * n / 10; i < (t + 1) * n / 10; ++i) mean += static_cast<double>(a[i]);
+    mean /= n / 10;
+    REQUIRE(mean == Approx(n / 2.0).epsilon(0.03));
+  }
+  for (int i = 0; i < n; ++i) cov += (i - n / 2.0) * (static_cast<double>(a[i]) - n / 2.0);
+  const double corr = cov / (n * (static_cast<double>(n) * n / 12.0));
+  REQUIRE(std::abs(corr) < 0.02);
 }
