@@ -198,15 +198,15 @@ RECBOLE_INLINE void sparse_adam_row(float* __restrict p, const float* __restrict
   }
 }
 
-// Rows are owned in 64-row blocks dealt round-robin to the workers (block b to worker
-// b % workers): whole cache lines of the slot array belong to one worker. A mask when the
-// worker count is a power of two: an integer division per row would cost as much as the
-// row's arithmetic.
-struct RowOwner {
-  int workers;
-  int64_t operator()(int64_t row) const {
+// Worker `worker` of `workers` owns the rows in the 64-row blocks b with b % workers == worker:
+// whole cache lines of the link array belong to one worker. A mask when the worker count is a
+// power of two: an integer division per row would cost as much as the row's arithmetic.
+struct OwnedRows {
+  int worker, workers;
+  bool operator()(int64_t row) const {
     const int64_t block = row >> 6;
-    return (workers & (workers - 1)) == 0 ? (block & (workers - 1)) : (block % workers);
+    const bool pow2 = (workers & (workers - 1)) == 0;
+    return (pow2 ? (block & (workers - 1)) : (block % workers)) == worker;
   }
 };
 
@@ -220,50 +220,54 @@ struct TableGradients {
 
 // Job B, first part, for one worker: the gradients of the rows it owns, each summed in sample
 // order into a compact per-worker buffer (slot k of the k-th row touched this step), from the
-// stashes. `contributions` lists, chunk by chunk in sample order, the worker's contributions:
-// for the user table sample r (dx[r] · diff[r]), for the item table r (dx[r] · u[r], a
-// positive) or ~r (−dx[r] · u[r], a negative); row_of gives the row. Row r's slot is
-// slot[r], -1 before its first touch.
+// stashes read in sample order. Row r's slot is slot[r], -1 before its first touch.
 template <typename Dim>
-RECBOLE_INLINE void gather_table_impl(const std::vector<int32_t>* const* contributions,
-                                      int64_t chunks, const int64_t* row_of_pos,
-                                      const int64_t* row_of_neg, const float* dx,
-                                      const float* stash, Dim d, TableGradients& t) {
+RECBOLE_INLINE void gather_gradients_impl(const OwnedRows& own, const int64_t* users,
+                                          const int64_t* pos, const int64_t* neg, int64_t b,
+                                          const float* dx, const float* user_stash,
+                                          const float* diff_stash, Dim d, TableGradients& ug,
+                                          TableGradients& ig) {
   const int64_t dd = d;
-  constexpr int64_t kAhead = 16;  // prefetch distance of the slot entries
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int32_t* code = contributions[c]->data();
-    const int64_t n = static_cast<int64_t>(contributions[c]->size());
-    auto row_of = [&](int32_t k) { return k >= 0 ? row_of_pos[k] : row_of_neg[~k]; };
-    for (int64_t i = 0; i < n; ++i) {
-      if (i + kAhead < n) __builtin_prefetch(t.slot + row_of(code[i + kAhead]), 1);
-      const int32_t k = code[i];
-      const int64_t r = k >= 0 ? k : ~k;
-      const float s = k >= 0 ? dx[r] : -dx[r];
-      const float* __restrict x = stash + r * dd;
-      int32_t& slot = t.slot[row_of(k)];
-      if (slot < 0) {
-        // First touch: the generic path's gradient buffer starts at zero, and 0 + s·x is s·x.
-        slot = static_cast<int32_t>(t.touched->size());
-        t.touched->push_back(static_cast<int32_t>(row_of(k)));
-        float* __restrict g = t.grads + static_cast<int64_t>(slot) * dd;
-        for (int64_t e = 0; e < dd; ++e) g[e] = s * x[e];
-      } else {
-        float* __restrict g = t.grads + static_cast<int64_t>(slot) * dd;
-        for (int64_t e = 0; e < dd; ++e) g[e] += s * x[e];
-      }
+  // Adds s · x to the row's slot, or starts the slot with it (the generic path's gradient
+  // buffer starts at zero, and 0 + s·x is s·x exactly).
+  auto add = [&](TableGradients& t, int64_t row, float s, const float* __restrict x) {
+    int32_t& slot = t.slot[row];
+    if (slot < 0) {
+      slot = static_cast<int32_t>(t.touched->size());
+      t.touched->push_back(static_cast<int32_t>(row));
+      float* __restrict g = t.grads + static_cast<int64_t>(slot) * dd;
+      for (int64_t k = 0; k < dd; ++k) g[k] = s * x[k];
+    } else {
+      float* __restrict g = t.grads + static_cast<int64_t>(slot) * dd;
+      for (int64_t k = 0; k < dd; ++k) g[k] += s * x[k];
     }
+  };
+  constexpr int64_t kAhead = 16;  // prefetch distance of the slot entries
+  for (int64_t r = 0; r < b; ++r) {
+    if (r + kAhead < b) {
+      // Only owned entries: a line of another worker's rows taken for writing would have to
+      // travel back to that worker's core.
+      const int64_t ua = users[r + kAhead], pa = pos[r + kAhead], na = neg[r + kAhead];
+      if (own(ua)) __builtin_prefetch(ug.slot + ua, 1);
+      if (own(pa)) __builtin_prefetch(ig.slot + pa, 1);
+      if (own(na)) __builtin_prefetch(ig.slot + na, 1);
+    }
+    const float s = dx[r];
+    if (own(users[r])) add(ug, users[r], s, diff_stash + r * dd);
+    if (own(pos[r])) add(ig, pos[r], s, user_stash + r * dd);
+    if (own(neg[r])) add(ig, neg[r], -s, user_stash + r * dd);
   }
 }
 
 RECBOLE_MULTIVERSION
-void gather_table(const std::vector<int32_t>* const* contributions, int64_t chunks,
-                  const int64_t* row_of_pos, const int64_t* row_of_neg, const float* dx,
-                  const float* stash, int64_t d, TableGradients& t) {
+void gather_gradients(const OwnedRows& own, const int64_t* users, const int64_t* pos,
+                      const int64_t* neg, int64_t b, const float* dx, const float* user_stash,
+                      const float* diff_stash, int64_t d, TableGradients& ug,
+                      TableGradients& ig) {
   if (d == 64)
-    return gather_table_impl(contributions, chunks, row_of_pos, row_of_neg, dx, stash, Dim64{},
-                             t);
-  gather_table_impl(contributions, chunks, row_of_pos, row_of_neg, dx, stash, d, t);
+    return gather_gradients_impl(own, users, pos, neg, b, dx, user_stash, diff_stash, Dim64{},
+                                 ug, ig);
+  gather_gradients_impl(own, users, pos, neg, b, dx, user_stash, diff_stash, d, ug, ig);
 }
 
 template <typename Dim>
@@ -355,14 +359,12 @@ double FusedBprTrainer::train_epoch(data::TrainBatcher& batcher) {
     const int64_t chunks = (b + kSampleChunk - 1) / kSampleChunk;
     chunk_loss.assign(static_cast<size_t>(chunks), 0.0);
     const float inv_b = 1.f / static_cast<float>(b);
-    contributions_.resize(static_cast<size_t>(chunks * workers * 2));
     parallel_for(chunks, [&](int64_t c, int) {
-      const int64_t lo = c * kSampleChunk, hi = std::min(b, (c + 1) * kSampleChunk);
       batcher.sample_negatives(pb, c);
       chunk_loss[c] = score_chunk(U, I, pb.users.data(), pb.pos_items.data(),
-                                  pb.neg_items.data(), lo, hi, d, inv_b, dx_.data(),
+                                  pb.neg_items.data(), c * kSampleChunk,
+                                  std::min(b, (c + 1) * kSampleChunk), d, inv_b, dx_.data(),
                                   user_stash_.data(), diff_stash_.data());
-      list_contributions(c, lo, hi, workers, pb);
     });
     double batch_loss = 0;
     for (double l : chunk_loss) batch_loss += l;  // in chunk order: thread-count independent
@@ -376,27 +378,6 @@ double FusedBprTrainer::train_epoch(data::TrainBatcher& batcher) {
   return total;
 }
 
-void FusedBprTrainer::list_contributions(int64_t chunk, int64_t lo, int64_t hi, int workers,
-                                         const data::PairBatch& pb) {
-  // Every row has one owner, so each sample appends to three lists without a branch: its user
-  // to the user list of the user's owner, r / ~r to the item lists of the positive's and the
-  // negative's owners (the positive first, as the generic path adds them).
-  const RowOwner owner{workers};
-  auto list = [&](int64_t w, int table) -> std::vector<int32_t>& {
-    return contributions_[static_cast<size_t>((chunk * workers + w) * 2 + table)];
-  };
-  for (int64_t w = 0; w < workers; ++w) {
-    list(w, 0).clear();
-    list(w, 1).clear();
-  }
-  for (int64_t r = lo; r < hi; ++r) {
-    const int32_t code = static_cast<int32_t>(r);
-    list(owner(pb.users[r]), 0).push_back(code);
-    list(owner(pb.pos_items[r]), 1).push_back(code);
-    list(owner(pb.neg_items[r]), 1).push_back(~code);
-  }
-}
-
 void FusedBprTrainer::update_owned_rows(int worker, int workers, int64_t b,
                                         const data::PairBatch& pb) {
   WorkerScratch& ws = scratch_[static_cast<size_t>(worker)];
@@ -407,19 +388,9 @@ void FusedBprTrainer::update_owned_rows(int worker, int workers, int64_t b,
   ws.item_grads.resize(static_cast<size_t>(2 * b * dim_));
   TableGradients ug{users_.slot.data(), &ws.touched_users, ws.user_grads.data()};
   TableGradients ig{items_.slot.data(), &ws.touched_items, ws.item_grads.data()};
-  const int64_t chunks = (b + kSampleChunk - 1) / kSampleChunk;
-  std::vector<const std::vector<int32_t>*>& lists = ws.lists;
-  for (int table = 0; table < 2; ++table) {
-    lists.clear();
-    for (int64_t c = 0; c < chunks; ++c)
-      lists.push_back(&contributions_[static_cast<size_t>((c * workers + worker) * 2 + table)]);
-    if (table == 0)
-      gather_table(lists.data(), chunks, pb.users.data(), nullptr, dx_.data(),
-                   diff_stash_.data(), dim_, ug);
-    else
-      gather_table(lists.data(), chunks, pb.pos_items.data(), pb.neg_items.data(), dx_.data(),
-                   user_stash_.data(), dim_, ig);
-  }
+  gather_gradients(OwnedRows{worker, workers}, pb.users.data(), pb.pos_items.data(),
+                   pb.neg_items.data(), b, dx_.data(), user_stash_.data(), diff_stash_.data(),
+                   dim_, ug, ig);
 
   const double bc1 = 1.0 - std::pow(beta1_, static_cast<double>(step_));
   const double bc2 = 1.0 - std::pow(beta2_, static_cast<double>(step_));

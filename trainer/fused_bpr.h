@@ -65,13 +65,8 @@ class FusedBprTrainer {
   struct WorkerScratch {
     std::vector<int32_t> touched_users, touched_items;
     std::vector<float> user_grads, item_grads;
-    std::vector<const std::vector<int32_t>*> lists;
   };
 
-  // Job A's part of the bookkeeping: samples [lo, hi) of chunk `chunk` into the contribution
-  // lists of their rows' owners.
-  void list_contributions(int64_t chunk, int64_t lo, int64_t hi, int workers,
-                          const data::PairBatch& pb);
   void update_owned_rows(int worker, int workers, int64_t b, const data::PairBatch& pb);
 
   models::BPR& model_;
@@ -82,9 +77,6 @@ class FusedBprTrainer {
   int64_t dim_;
   Table users_, items_;
   std::vector<WorkerScratch> scratch_;  // per worker
-  // [chunk][worker][table]: the contributions (sample codes) of a chunk to the rows a worker
-  // owns in the user (0) and item (1) table, in sample order.
-  std::vector<std::vector<int32_t>> contributions_;
   std::vector<float> dx_;                      // [B] d loss / d score difference, per sample
   std::vector<float> user_stash_, diff_stash_;  // [B, dim]: u, and i⁺ − i⁻, per sample
 };
