@@ -17,6 +17,7 @@
 #include <thread>
 #include <utility>
 
+#include "recbole/data/bucket_offsets.h"
 #include "recbole/data/random_order.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/huge_pages.h"
@@ -184,18 +185,7 @@ void scatter_by_group(std::vector<int64_t>& rows, HugeArray<int32_t>& row_groups
       ++count[g >> shift];
     }
   });
-  std::vector<int64_t> bucket_begin(static_cast<size_t>(n_buckets + 1));
-  int64_t at = 0;
-  for (int64_t b = 0; b < n_buckets; ++b) {
-    bucket_begin[static_cast<size_t>(b)] = at;
-    for (int t = 0; t < workers; ++t) {
-      int64_t& c = cursor[static_cast<size_t>(t * n_buckets + b)];
-      const int64_t count = c;
-      c = at;
-      at += count;
-    }
-  }
-  bucket_begin[static_cast<size_t>(n_buckets)] = n;
+  const std::vector<int64_t> bucket_begin = bucket_offsets(cursor, workers, n_buckets);
 
   HugeArray<GroupedRow<Row>> bucketed(n);
   GroupedRow<Row>* out = bucketed.data();

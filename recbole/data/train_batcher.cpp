@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "recbole/data/bucket_offsets.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/thread_pool.h"
 
@@ -78,18 +79,7 @@ void TrainBatcher::start_epoch(int64_t epoch) {
       for (int64_t r = c * kShuffleChunk; r < std::min(n, (c + 1) * kShuffleChunk); ++r)
         ++count[bucket_of(r)];
     });
-    std::vector<int64_t> bucket_begin(static_cast<size_t>(buckets) + 1, 0);
-    int64_t at = 0;
-    for (int64_t b = 0; b < buckets; ++b) {
-      bucket_begin[static_cast<size_t>(b)] = at;
-      for (int64_t c = 0; c < chunks; ++c) {
-        int64_t& slot = offsets[static_cast<size_t>(c * buckets + b)];
-        const int64_t count = slot;
-        slot = at;
-        at += count;
-      }
-    }
-    bucket_begin[static_cast<size_t>(buckets)] = at;
+    const std::vector<int64_t> bucket_begin = bucket_offsets(offsets, chunks, buckets);
     parallel_for(chunks, [&](int64_t c, int) {
       int64_t* next = offsets.data() + c * buckets;
       for (int64_t r = c * kShuffleChunk; r < std::min(n, (c + 1) * kShuffleChunk); ++r)
