@@ -221,53 +221,72 @@ struct TableGradients {
 // Job B, first part, for one worker: the gradients of the rows it owns, each summed in sample
 // order into a compact per-worker buffer (slot k of the k-th row touched this step), from the
 // stashes read in sample order. Row r's slot is slot[r], -1 before its first touch.
+//
+// Branch-free where the branches would be coin flips: which worker owns a row (half the rows
+// each with two workers) and whether a row is touched for the first time. A first pass
+// compacts the worker's contributions with an unconditional store and a conditional count; the
+// second adds each to its slot, a new slot starting from 0 · old + s·x = s·x.
+using Contribution = FusedContribution;
+
+template <typename Dim>
+RECBOLE_INLINE void add_contributions(const Contribution* list, int64_t n, const float* dx,
+                                      const float* stash, Dim d, TableGradients& t) {
+  const int64_t dd = d;
+  int32_t* touched = t.touched->data();
+  int32_t used = 0;
+  constexpr int64_t kAhead = 16;  // prefetch distance of the slot entries
+  for (int64_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) __builtin_prefetch(t.slot + list[i + kAhead].row, 1);
+    const int32_t row = list[i].row, code = list[i].code;
+    const int64_t r = code >= 0 ? code : ~code;
+    const float s = code >= 0 ? dx[r] : -dx[r];
+    const int32_t old = t.slot[row];
+    const bool first = old < 0;
+    const int32_t slot = first ? used : old;
+    t.slot[row] = slot;
+    touched[used] = row;
+    used += first ? 1 : 0;
+    const float keep = first ? 0.f : 1.f;  // the slot holds a finite earlier gradient or 0
+    float* __restrict g = t.grads + static_cast<int64_t>(slot) * dd;
+    const float* __restrict x = stash + r * dd;
+    for (int64_t k = 0; k < dd; ++k) g[k] = g[k] * keep + s * x[k];
+  }
+  t.touched->resize(static_cast<size_t>(used));
+}
+
 template <typename Dim>
 RECBOLE_INLINE void gather_gradients_impl(const OwnedRows& own, const int64_t* users,
                                           const int64_t* pos, const int64_t* neg, int64_t b,
                                           const float* dx, const float* user_stash,
                                           const float* diff_stash, Dim d, TableGradients& ug,
-                                          TableGradients& ig) {
-  const int64_t dd = d;
-  // Adds s · x to the row's slot, or starts the slot with it (the generic path's gradient
-  // buffer starts at zero, and 0 + s·x is s·x exactly).
-  auto add = [&](TableGradients& t, int64_t row, float s, const float* __restrict x) {
-    int32_t& slot = t.slot[row];
-    if (slot < 0) {
-      slot = static_cast<int32_t>(t.touched->size());
-      t.touched->push_back(static_cast<int32_t>(row));
-      float* __restrict g = t.grads + static_cast<int64_t>(slot) * dd;
-      for (int64_t k = 0; k < dd; ++k) g[k] = s * x[k];
-    } else {
-      float* __restrict g = t.grads + static_cast<int64_t>(slot) * dd;
-      for (int64_t k = 0; k < dd; ++k) g[k] += s * x[k];
-    }
-  };
-  constexpr int64_t kAhead = 16;  // prefetch distance of the slot entries
+                                          TableGradients& ig, Contribution* user_list,
+                                          Contribution* item_list) {
+  int64_t nu = 0, ni = 0;
   for (int64_t r = 0; r < b; ++r) {
-    if (r + kAhead < b) {
-      // Only owned entries: a line of another worker's rows taken for writing would have to
-      // travel back to that worker's core.
-      const int64_t ua = users[r + kAhead], pa = pos[r + kAhead], na = neg[r + kAhead];
-      if (own(ua)) __builtin_prefetch(ug.slot + ua, 1);
-      if (own(pa)) __builtin_prefetch(ig.slot + pa, 1);
-      if (own(na)) __builtin_prefetch(ig.slot + na, 1);
-    }
-    const float s = dx[r];
-    if (own(users[r])) add(ug, users[r], s, diff_stash + r * dd);
-    if (own(pos[r])) add(ig, pos[r], s, user_stash + r * dd);
-    if (own(neg[r])) add(ig, neg[r], -s, user_stash + r * dd);
+    const int32_t code = static_cast<int32_t>(r);
+    user_list[nu] = {static_cast<int32_t>(users[r]), code};
+    nu += own(users[r]) ? 1 : 0;
+    item_list[ni] = {static_cast<int32_t>(pos[r]), code};
+    ni += own(pos[r]) ? 1 : 0;
+    item_list[ni] = {static_cast<int32_t>(neg[r]), ~code};
+    ni += own(neg[r]) ? 1 : 0;
   }
+  ug.touched->resize(static_cast<size_t>(nu));
+  ig.touched->resize(static_cast<size_t>(ni));
+  add_contributions(user_list, nu, dx, diff_stash, d, ug);
+  add_contributions(item_list, ni, dx, user_stash, d, ig);
 }
 
 RECBOLE_MULTIVERSION
 void gather_gradients(const OwnedRows& own, const int64_t* users, const int64_t* pos,
                       const int64_t* neg, int64_t b, const float* dx, const float* user_stash,
-                      const float* diff_stash, int64_t d, TableGradients& ug,
-                      TableGradients& ig) {
+                      const float* diff_stash, int64_t d, TableGradients& ug, TableGradients& ig,
+                      Contribution* user_list, Contribution* item_list) {
   if (d == 64)
     return gather_gradients_impl(own, users, pos, neg, b, dx, user_stash, diff_stash, Dim64{},
-                                 ug, ig);
-  gather_gradients_impl(own, users, pos, neg, b, dx, user_stash, diff_stash, d, ug, ig);
+                                 ug, ig, user_list, item_list);
+  gather_gradients_impl(own, users, pos, neg, b, dx, user_stash, diff_stash, d, ug, ig,
+                        user_list, item_list);
 }
 
 template <typename Dim>
@@ -388,9 +407,12 @@ void FusedBprTrainer::update_owned_rows(int worker, int workers, int64_t b,
   ws.item_grads.resize(static_cast<size_t>(2 * b * dim_));
   TableGradients ug{users_.slot.data(), &ws.touched_users, ws.user_grads.data()};
   TableGradients ig{items_.slot.data(), &ws.touched_items, ws.item_grads.data()};
+  // Room for one unconditional store past the last owned entry.
+  ws.user_list.resize(static_cast<size_t>(b + 1));
+  ws.item_list.resize(static_cast<size_t>(2 * b + 1));
   gather_gradients(OwnedRows{worker, workers}, pb.users.data(), pb.pos_items.data(),
                    pb.neg_items.data(), b, dx_.data(), user_stash_.data(), diff_stash_.data(),
-                   dim_, ug, ig);
+                   dim_, ug, ig, ws.user_list.data(), ws.item_list.data());
 
   const double bc1 = 1.0 - std::pow(beta1_, static_cast<double>(step_));
   const double bc2 = 1.0 - std::pow(beta2_, static_cast<double>(step_));

@@ -41,6 +41,12 @@ namespace recbole::trainer {
 bool fused_bpr_applicable(const config::Config& config, const models::Model& model,
                           const DeviceManager& device, int world_size);
 
+// One gradient contribution to a row: sample r (code r) or, for a negative item, code ~r.
+struct FusedContribution {
+  int32_t row;
+  int32_t code;
+};
+
 class FusedBprTrainer {
  public:
   enum class Update { kDenseAdam, kLazyAdam };
@@ -65,6 +71,8 @@ class FusedBprTrainer {
   struct WorkerScratch {
     std::vector<int32_t> touched_users, touched_items;
     std::vector<float> user_grads, item_grads;
+    // This step's contributions to the worker's rows.
+    std::vector<FusedContribution> user_list, item_list;
   };
 
   void update_owned_rows(int worker, int workers, int64_t b, const data::PairBatch& pb);
