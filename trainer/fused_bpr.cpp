@@ -199,7 +199,7 @@ RECBOLE_INLINE void sparse_adam_row(float* __restrict p, const float* __restrict
 }
 
 // Worker `worker` of `workers` owns the rows in the 64-row blocks b with b % workers == worker:
-// whole cache lines of the link array belong to one worker. A mask when the worker count is a
+// whole cache lines of the slot array belong to one worker. A mask when the worker count is a
 // power of two: an integer division per row would cost as much as the row's arithmetic.
 struct OwnedRows {
   int worker, workers;
@@ -400,8 +400,6 @@ double FusedBprTrainer::train_epoch(data::TrainBatcher& batcher) {
 void FusedBprTrainer::update_owned_rows(int worker, int workers, int64_t b,
                                         const data::PairBatch& pb) {
   WorkerScratch& ws = scratch_[static_cast<size_t>(worker)];
-  ws.touched_users.clear();
-  ws.touched_items.clear();
   // At most one slot per contribution: b user rows and 2b item rows.
   ws.user_grads.resize(static_cast<size_t>(b * dim_));
   ws.item_grads.resize(static_cast<size_t>(2 * b * dim_));

@@ -7,9 +7,11 @@
 //
 // Everything here is advisory: where the kernel has no transparent huge pages (or they are
 // switched off), the same memory is used on ordinary pages and only the speed differs.
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <new>
+#include <utility>
 #include <vector>
 
 namespace recbole {
