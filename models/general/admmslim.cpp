@@ -8,6 +8,7 @@
 #include "recbole/utils/thread_pool.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
+#include "recbole/utils/simd.h"
 
 namespace recbole::models {
 
@@ -23,19 +24,68 @@ ADMMSLIM::ADMMSLIM(const ModelContext& ctx) : Model("ADMMSLIM", ctx) {
   item_means_ = register_buffer("item_means", torch::zeros({ctx.n_items}, ctx.device.float_options()));
 }
 
+namespace {
+
+// One ADMM step for row i of the item-item matrices, from B̃'s parts: B = B_aux + P·(ρC − Γ)
+// − P·diag(γ) with B_aux = I − P·D; then C = soft_threshold(B + Γ/ρ, λ1/ρ) (clipped at 0 when
+// positive_only), Γ += ρ(B − C), and the next ρC − Γ. C is stored only when c is not null.
+// Branch-free so that it vectorises; the diagonal element (the δ_ii of B_aux) is redone after.
+template <bool kPositive>
+RECBOLE_INLINE float admm_element(float p, float pm, float d, float gam, float delta, float rho,
+                                  float thr, float& g, float& m) {
+  const float b = (delta - p * d) + pm - p * gam;
+  const float v = b + g / rho;  // as RecBole rounds it
+  const float a = std::max(std::fabs(v) - thr, 0.0f);
+  const float cv = kPositive ? (v > 0.0f ? a : 0.0f) : std::copysign(a, v);
+  g += rho * (b - cv);
+  m = rho * cv - g;
+  return cv;
+}
+
+template <bool kPositive>
+RECBOLE_INLINE void admm_row_impl(int64_t i, int64_t n, const float* __restrict p,
+                                  const float* __restrict pm, const float* __restrict d,
+                                  const float* __restrict gam, float rho, float thr,
+                                  float* __restrict g, float* __restrict m, float* __restrict c) {
+  const float g_ii = g[i];
+  if (c != nullptr) {
+    for (int64_t j = 0; j < n; ++j)
+      c[j] = admm_element<kPositive>(p[j], pm[j], d[j], gam[j], 0.0f, rho, thr, g[j], m[j]);
+  } else {
+    for (int64_t j = 0; j < n; ++j)
+      admm_element<kPositive>(p[j], pm[j], d[j], gam[j], 0.0f, rho, thr, g[j], m[j]);
+  }
+  g[i] = g_ii;
+  const float c_ii = admm_element<kPositive>(p[i], pm[i], d[i], gam[i], 1.0f, rho, thr, g[i], m[i]);
+  if (c != nullptr) c[i] = c_ii;
+}
+
+RECBOLE_MULTIVERSION
+void admm_row(bool positive, int64_t i, int64_t n, const float* p, const float* pm,
+              const float* d, const float* gam, float rho, float thr, float* g, float* m,
+              float* c) {
+  if (positive)
+    admm_row_impl<true>(i, n, p, pm, d, gam, rho, thr, g, m, c);
+  else
+    admm_row_impl<false>(i, n, p, pm, d, gam, rho, thr, g, m, c);
+}
+
+}  // namespace
+
 double ADMMSLIM::fit_bytes(int64_t n_items) {
-  return 24.0 * static_cast<double>(n_items) * static_cast<double>(n_items);
+  return 20.0 * static_cast<double>(n_items) * static_cast<double>(n_items);
 }
 
 void ADMMSLIM::fit() {
   const int64_t n = n_items();
   require_memory("ADMMSLIM", fit_bytes(n),
-                 "6 × n_items² float32 for the ADMM iterates (P, B_aux, Γ, C, ρC − Γ, P·(ρC − Γ)); n_items = " + std::to_string(n));
+                 "5 × n_items² float32 for the ADMM iterates (P, Γ, C, ρC − Γ, P·(ρC − Γ)); n_items = " + std::to_string(n));
   const double rows = static_cast<double>(n_users());
   const std::vector<int64_t> deg = train_.item_degrees();
   torch::Tensor mu64 = torch::tensor(deg, torch::kInt64).to(torch::kFloat64) / rows;
 
-  torch::Tensor p, b_aux;
+  torch::Tensor p;
+  std::vector<float> dvec(static_cast<size_t>(n));  // D's diagonal
   {
     torch::Tensor g = item_gram(train_, torch::kFloat64);
     if (center_columns_) g.sub_(torch::outer(mu64, mu64).mul_(rows));
@@ -43,24 +93,20 @@ void ADMMSLIM::fit() {
     g.diagonal().add_(d);
     torch::Tensor l = torch::linalg::cholesky(g);
     g = torch::Tensor();
-    torch::Tensor p64 = torch::cholesky_inverse(l);
-    l = torch::Tensor();
-    // P·G = P·(G + D) − P·D = I − P·D: no product needed, and exact up to P's rounding.
-    b_aux = p64.mul(d.neg().unsqueeze(0));
-    b_aux.diagonal().add_(1.0);
-    b_aux = b_aux.to(torch::kFloat32);
-    p = p64.to(torch::kFloat32);
+    p = torch::cholesky_inverse(l).to(torch::kFloat32);
+    const torch::Tensor d32 = d.to(torch::kFloat32).contiguous();
+    std::copy(d32.data_ptr<float>(), d32.data_ptr<float>() + n, dvec.begin());
   }
 
   torch::Tensor gamma_m = torch::zeros({n, n}, torch::kFloat32);  // Γ
   torch::Tensor c = torch::zeros({n, n}, torch::kFloat32);
   torch::Tensor m = torch::zeros({n, n}, torch::kFloat32);   // ρC − Γ
-  torch::Tensor pm = torch::zeros({n, n}, torch::kFloat32);  // P·(ρC − Γ); B̃ = B_aux + pm
+  torch::Tensor pm = torch::zeros({n, n}, torch::kFloat32);  // P·(ρC − Γ)
   std::vector<float> gam(n);
   const float rho = static_cast<float>(rho_);
   const float thr = static_cast<float>(lambda1_ / rho_);
   const float* pp = p.data_ptr<float>();
-  const float* ap = b_aux.data_ptr<float>();
+  const float* dp = dvec.data();
   const float* pmp = pm.data_ptr<float>();
   float* gp = gamma_m.data_ptr<float>();
   float* cp = c.data_ptr<float>();
@@ -68,32 +114,37 @@ void ADMMSLIM::fit() {
   const int64_t row_chunk = 64;
   const int64_t n_chunks = (n + row_chunk - 1) / row_chunk;
 
-  // One pass per element computes B, C, Γ and the next ρC − Γ; the element loop has no branch
-  // so that it vectorises.
-  auto element_pass = [&](auto positive) {
+  // B_aux = P·G = P·(G + D) − P·D = I − P·D, so B̃ = B_aux + P·(ρC − Γ) needs no product and
+  // no array of its own: element (i, j) of B_aux is δ_ij − P_ij·D_j.
+  auto b_aux = [&](int64_t i, int64_t j) {
+    return (i == j ? 1.0f : 0.0f) - pp[i * n + j] * dp[j];
+  };
+  // C is only stored at the last iteration (the others need only ρC − Γ).
+  auto element_pass = [&](bool last) {
     parallel_for(n_chunks, [&](int64_t chunk, int) {
       const int64_t r0 = chunk * row_chunk, r1 = std::min(n, r0 + row_chunk);
-      for (int64_t i = r0; i < r1; ++i) {
-        for (int64_t j = 0; j < n; ++j) {
-          const int64_t e = i * n + j;
-          const float b = ap[e] + pmp[e] - pp[e] * gam[j];
-          const float v = b + gp[e] / rho;  // as RecBole rounds it
-          const float a = std::max(std::fabs(v) - thr, 0.0f);
-          const float cv = positive ? (v > 0.0f ? a : 0.0f) : std::copysign(a, v);
-          gp[e] += rho * (b - cv);
-          cp[e] = cv;
-          mp[e] = rho * cv - gp[e];
-        }
-      }
+      for (int64_t i = r0; i < r1; ++i)
+        admm_row(positive_only_, i, n, pp + i * n, pmp + i * n, dp, gam.data(), rho, thr,
+                 gp + i * n, mp + i * n, last ? cp + i * n : nullptr);
     });
   };
+  // P·(ρC − Γ) as one single-threaded GEMM per worker over its share of P's rows. A
+  // multi-threaded OpenBLAS GEMM leaves its threads spinning (OpenBLAS's thread timeout)
+  // against the element pass that follows.
+  BlasThreadsScope blas_threads(1);
+  const int workers = ThreadPool::instance().threads();
+  auto product = [&](int w) {
+    const int64_t r0 = n * w / workers, r1 = n * (w + 1) / workers;
+    if (r1 > r0) {
+      torch::Tensor out = pm.narrow(0, r0, r1 - r0);
+      torch::mm_out(out, p.narrow(0, r0, r1 - r0), m);
+    }
+  };
   for (int64_t it = 0; it < iterations_; ++it) {
-    if (it > 0) torch::mm_out(pm, p, m);  // at it = 0, C = Γ = 0
-    for (int64_t j = 0; j < n; ++j) gam[j] = (ap[j * n + j] + pmp[j * n + j]) / (pp[j * n + j] + 1e-7f);
-    if (positive_only_)
-      element_pass(std::true_type{});
-    else
-      element_pass(std::false_type{});
+    if (it > 0) ThreadPool::instance().run_per_worker(product);  // at it = 0, C = Γ = 0
+    for (int64_t j = 0; j < n; ++j)
+      gam[j] = (b_aux(j, j) + pmp[j * n + j]) / (pp[j * n + j] + 1e-7f);
+    element_pass(it + 1 == iterations_);
   }
   assign_buffer(item_means_, device_manager().place(mu64.to(torch::kFloat32)));
   assign_buffer(c_, device_manager().place(c));
