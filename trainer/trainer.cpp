@@ -238,6 +238,61 @@ void Trainer::save_checkpoint(const std::string& path) const {
   std::filesystem::rename(tmp, path);
 }
 
+namespace {
+
+constexpr auto kBestWriteInterval = std::chrono::seconds(10);
+
+// Every parameter and buffer of the model, in a fixed order.
+std::vector<torch::Tensor> model_state(models::Model& model) {
+  std::vector<torch::Tensor> state = model.parameters();
+  for (const torch::Tensor& b : model.buffers()) state.push_back(b);
+  return state;
+}
+
+}  // namespace
+
+void Trainer::keep_best() {
+  if (!dist_.is_main()) return;
+  torch::NoGradGuard no_grad;
+  const std::vector<torch::Tensor> live = model_state(model_);
+  if (best_state_.size() != live.size()) best_state_.assign(live.size(), torch::Tensor());
+  for (size_t k = 0; k < live.size(); ++k) {
+    if (best_state_[k].defined() && best_state_[k].sizes() == live[k].sizes() &&
+        best_state_[k].device() == live[k].device())
+      best_state_[k].copy_(live[k]);
+    else
+      best_state_[k] = live[k].clone();
+  }
+  best_unwritten_ = true;
+  if (Clock::now() - last_best_write_ >= kBestWriteInterval) write_best();
+}
+
+void Trainer::write_best() {
+  if (!best_unwritten_) return;
+  // The model's own save() writes the file: put the best values into the model for that
+  // moment, and the current ones back after.
+  torch::NoGradGuard no_grad;
+  const std::vector<torch::Tensor> live = model_state(model_);
+  std::vector<torch::Tensor> current;
+  current.reserve(live.size());
+  for (size_t k = 0; k < live.size(); ++k) {
+    current.push_back(live[k].clone());
+    live[k].copy_(best_state_[k]);
+  }
+  auto restore = [&] {
+    for (size_t k = 0; k < live.size(); ++k) live[k].copy_(current[k]);
+  };
+  try {
+    save_checkpoint(checkpoint_path_);
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+  best_unwritten_ = false;
+  last_best_write_ = Clock::now();
+}
+
 void Trainer::load_checkpoint(const std::string& path) {
   if (!std::filesystem::exists(path))
     throw Error("checkpoint " + path + " does not exist");
@@ -294,48 +349,58 @@ FitResult Trainer::fit() {
   double best = bigger ? -std::numeric_limits<double>::infinity()
                        : std::numeric_limits<double>::infinity();
   int64_t cur_step = 0;
-  for (int64_t epoch = 0; epoch < epochs; ++epoch) {
-    auto t0 = Clock::now();
-    const double loss = train_epoch(epoch);
-    result.train_seconds.push_back(seconds_since(t0));
-    result.epochs_run = epoch + 1;
-    log::info("epoch " + std::to_string(epoch) + " training [time: " +
-              fixed(result.train_seconds.back(), 2) + "s, train loss: " + fixed(loss, loss_places) + "]");
-    if (eval_step <= 0 || !has_valid) {
-      save_checkpoint(checkpoint_path_);
-      result.checkpoint_path = checkpoint_path_;
-      result.best_epoch = epoch;
-      continue;
+  try {
+    for (int64_t epoch = 0; epoch < epochs; ++epoch) {
+      auto t0 = Clock::now();
+      const double loss = train_epoch(epoch);
+      result.train_seconds.push_back(seconds_since(t0));
+      result.epochs_run = epoch + 1;
+      log::info("epoch " + std::to_string(epoch) + " training [time: " +
+                fixed(result.train_seconds.back(), 2) + "s, train loss: " + fixed(loss, loss_places) + "]");
+      if (eval_step <= 0 || !has_valid) {
+        keep_best();
+        result.checkpoint_path = checkpoint_path_;
+        result.best_epoch = epoch;
+        continue;
+      }
+      if ((epoch + 1) % eval_step != 0) continue;
+      t0 = Clock::now();
+      MetricValues valid = validate();
+      result.eval_seconds.push_back(seconds_since(t0));
+      const double score = pick(valid);
+      const bool improved = bigger ? score >= best : score <= best;  // ties improve (RecBole)
+      if (improved) {
+        best = score;
+        cur_step = 0;
+      } else {
+        ++cur_step;
+      }
+      log::info("epoch " + std::to_string(epoch) + " evaluating [time: " +
+                fixed(result.eval_seconds.back(), 2) + "s, valid_score: " + fixed(score, 6) + "]");
+      log::info("valid result: \n" + format_metrics(valid, static_cast<int>(config_.get_int("metric_decimal_place"))));
+      if (improved) {
+        keep_best();
+        result.checkpoint_path = checkpoint_path_;
+        log::debug("Saving current: " + checkpoint_path_);
+        result.best_valid_score = score;
+        result.best_valid_result = valid;
+        result.best_epoch = epoch;
+      }
+      if (cur_step > stopping_step) {
+        log::info("Finished training, best eval result in epoch " +
+                  std::to_string(epoch - cur_step * eval_step));
+        break;
+      }
     }
-    if ((epoch + 1) % eval_step != 0) continue;
-    t0 = Clock::now();
-    MetricValues valid = validate();
-    result.eval_seconds.push_back(seconds_since(t0));
-    const double score = pick(valid);
-    const bool improved = bigger ? score >= best : score <= best;  // ties improve (RecBole)
-    if (improved) {
-      best = score;
-      cur_step = 0;
-    } else {
-      ++cur_step;
+  } catch (...) {
+    // The best model so far still reaches the checkpoint, as it would have at each improvement.
+    try {
+      write_best();
+    } catch (...) {
     }
-    log::info("epoch " + std::to_string(epoch) + " evaluating [time: " +
-              fixed(result.eval_seconds.back(), 2) + "s, valid_score: " + fixed(score, 6) + "]");
-    log::info("valid result: \n" + format_metrics(valid, static_cast<int>(config_.get_int("metric_decimal_place"))));
-    if (improved) {
-      save_checkpoint(checkpoint_path_);
-      result.checkpoint_path = checkpoint_path_;
-      log::debug("Saving current: " + checkpoint_path_);
-      result.best_valid_score = score;
-      result.best_valid_result = valid;
-      result.best_epoch = epoch;
-    }
-    if (cur_step > stopping_step) {
-      log::info("Finished training, best eval result in epoch " +
-                std::to_string(epoch - cur_step * eval_step));
-      break;
-    }
+    throw;
   }
+  write_best();
   // Other ranks must not read the checkpoint before rank 0 has renamed it into place.
   dist_.barrier("checkpoint written");
   return result;

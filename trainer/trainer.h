@@ -8,6 +8,7 @@
 // reloaded for the test. Fitted-once models: fit, validate, checkpoint, test — no epochs and no
 // optimizer. Distributed: parameters broadcast from rank 0 at the start, gradients averaged
 // over ranks by a bucketed all-reduce; every rank takes the same path.
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +60,12 @@ class Trainer {
 
  private:
   double train_epoch(int64_t epoch);  // returns the summed batch loss (RecBole's report)
+  // The best model of fit() is kept in memory (copies of its parameters and buffers) at each
+  // improvement, and written to checkpoint_path_ when kBestWriteInterval has passed since the
+  // last write, at the end of fit(), and when fit() throws. A write costs ~2.5 ms (an archive
+  // and a rename): one per improvement was ~80 ms of a 1.8 s ml-100k run.
+  void keep_best();
+  void write_best();
   void sync_initial_parameters();
   void average_gradients();
 
@@ -73,6 +80,9 @@ class Trainer {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<FusedBprTrainer> fused_;  // set when the fused BPR path applies
   std::string checkpoint_path_;
+  std::vector<torch::Tensor> best_state_;  // see keep_best()
+  bool best_unwritten_ = false;
+  std::chrono::steady_clock::time_point last_best_write_{};
 };
 
 // True when a bigger value of `valid_metric` is better (RecBole's rule, derived not configured).

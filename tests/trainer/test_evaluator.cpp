@@ -182,6 +182,47 @@ TEST_CASE("BPR trains, keeps the best checkpoint and reloads it for the test", "
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("The checkpoint holds the best epoch's model, not the last one's", "[trainer]") {
+  // stopping_step 0 stops at the first evaluation without improvement (ties improve), so the
+  // last epoch is strictly worse than the best: the best model is written, although it was
+  // kept in memory between writes (Trainer::keep_best).
+  const std::string dir = (std::filesystem::temp_directory_path() / "recbole_trainer_best").string();
+  std::filesystem::remove_all(dir);
+  for (const char* fast : {"true", "false"}) {
+    auto config = tiny_config({{"epochs", "200"}, {"train_batch_size", "2"}, {"checkpoint_dir", dir},
+                               {"fast_bpr", fast}, {"embedding_size", "8"},
+                               {"learning_rate", "0.05"}, {"stopping_step", "0"},
+                               {"valid_metric", "ndcg@3"}, {"topk", "3"}});
+    DeviceManager dm(DeviceSettings{"cpu"});
+    Dist dist;
+    std::vector<int32_t> users = {1, 1, 2, 2, 3, 3, 1, 2, 4, 4, 5, 5},
+                         items = {1, 2, 3, 4, 5, 6, 3, 1, 7, 2, 4, 8};
+    InteractionMatrix train(6, 10, users, items);
+    InteractionMatrix valid(6, 10, {1, 2, 3, 4, 5}, {4, 5, 1, 9, 2});
+    InteractionMatrix test(6, 10, {1, 2, 3, 4, 5}, {5, 6, 2, 3, 9});
+    InteractionMatrix train_valid = InteractionMatrix::merge(train, valid);
+    ModelContext ctx{config, 6, 10, train, dm};
+    dm.seed(3);
+    auto model = recbole::models::create_model("BPR", ctx);
+    Evaluator ev(recbole::trainer::evaluator_settings_from_config(config), dm, dist, 10,
+                 std::vector<int64_t>(10, 1));
+    recbole::trainer::TrainData td{users, items, train, valid, test, train_valid};
+    recbole::trainer::Trainer trainer(config, *model, dm, dist, td, ev);
+    auto ndcg = [&] {
+      for (const auto& [k, v] : trainer.validate())
+        if (k == "ndcg@3") return v;
+      FAIL("ndcg@3 not computed");
+      return 0.0;
+    };
+    auto fit = trainer.fit();
+    REQUIRE(fit.best_epoch + 1 < fit.epochs_run);  // stopped after a worse epoch
+    REQUIRE(ndcg() < *fit.best_valid_score);
+    trainer.load_checkpoint(fit.checkpoint_path);
+    REQUIRE(ndcg() == Approx(*fit.best_valid_score).epsilon(1e-12));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 namespace {
 
 // Trains BPR (weights seeded with 5) on the given interactions; returns [user, item] weights
