@@ -19,6 +19,7 @@
 #include "recbole/config/config_keys.h"
 #include "recbole/quick_start.h"
 #include "recbole/utils/error.h"
+#include "recbole/utils/process_exit.h"
 
 extern char** environ;
 
@@ -102,20 +103,21 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i)
       if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
         print_help();
-        return 0;
+        recbole::exit_process(0);
       }
     recbole::config::ConfigSources sources = recbole::config::parse_command_line(argc, argv);
     if (sources.model.empty()) sources.model = "BPR";
     if (sources.dataset.empty()) sources.dataset = "ml-100k";
     recbole::config::Config config = recbole::config::Config::build(sources);
     const int64_t nproc = config.get_int("nproc");
-    if (nproc > 1 && !std::getenv("RECBOLE_RANK")) return launch_local_ranks(static_cast<int>(nproc), argc, argv);
+    if (nproc > 1 && !std::getenv("RECBOLE_RANK"))
+      recbole::exit_process(launch_local_ranks(static_cast<int>(nproc), argc, argv));
     recbole::run(config);
-    return 0;
+    recbole::exit_process(0);
   } catch (const recbole::Error& e) {
     std::cerr << "recbole_run: error: " << e.what() << "\n";
   } catch (const std::exception& e) {
     std::cerr << "recbole_run: internal error: " << e.what() << "\n";
   }
-  return 1;
+  recbole::exit_process(1);
 }
