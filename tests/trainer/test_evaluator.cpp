@@ -145,37 +145,61 @@ TEST_CASE("valid_metric_bigger follows RecBole's rule", "[trainer]") {
   REQUIRE_FALSE(recbole::trainer::valid_metric_bigger("averagepopularity@10"));
 }
 
+namespace {
+
+using Pairs = std::pair<std::vector<int32_t>, std::vector<int32_t>>;  // (users, items)
+
+// A BPR model and its Trainer on hand-made train / valid / test pairs (ids from 1; 0 = pad),
+// the model's weights seeded with `seed`.
+struct TinyBprRun {
+  TinyBprRun(const recbole::config::Config& config, int64_t n_users, int64_t n_items,
+             const Pairs& train_pairs, const Pairs& valid_pairs, const Pairs& test_pairs,
+             uint64_t seed)
+      : users(train_pairs.first),
+        items(train_pairs.second),
+        train(n_users, n_items, users, items),
+        valid(n_users, n_items, valid_pairs.first, valid_pairs.second),
+        test(n_users, n_items, test_pairs.first, test_pairs.second),
+        train_valid(InteractionMatrix::merge(train, valid)),
+        ctx{config, n_users, n_items, train, dm},
+        model((dm.seed(seed), recbole::models::create_model("BPR", ctx))),
+        ev(recbole::trainer::evaluator_settings_from_config(config), dm, dist, n_items,
+           std::vector<int64_t>(static_cast<size_t>(n_items), 1)),
+        td{users, items, train, valid, test, train_valid},
+        trainer(config, *model, dm, dist, td, ev) {}
+
+  DeviceManager dm{DeviceSettings{"cpu"}};
+  Dist dist;
+  std::vector<int32_t> users, items;
+  InteractionMatrix train, valid, test, train_valid;
+  ModelContext ctx;
+  std::shared_ptr<Model> model;
+  Evaluator ev;
+  recbole::trainer::TrainData td;
+  recbole::trainer::Trainer trainer;
+};
+
+}  // namespace
+
 TEST_CASE("BPR trains, keeps the best checkpoint and reloads it for the test", "[trainer]") {
   const std::string dir = (std::filesystem::temp_directory_path() / "recbole_trainer_ckpt").string();
   std::filesystem::remove_all(dir);
   for (const char* fast : {"true", "false"}) {
     auto config = tiny_config({{"epochs", "4"}, {"train_batch_size", "4"}, {"checkpoint_dir", dir},
                                {"fast_bpr", fast}, {"embedding_size", "8"}});
-    DeviceManager dm(DeviceSettings{"cpu"});
-    Dist dist;
-    std::vector<int32_t> users = {1, 1, 2, 2, 3, 3, 1, 2}, items = {1, 2, 3, 4, 5, 6, 3, 1};
-    InteractionMatrix train(4, 8, users, items);
-    InteractionMatrix valid(4, 8, {1, 2, 3}, {4, 5, 1});
-    InteractionMatrix test(4, 8, {1, 2, 3}, {5, 6, 2});
-    InteractionMatrix train_valid = InteractionMatrix::merge(train, valid);
-    ModelContext ctx{config, 4, 8, train, dm};
-    dm.seed(1);
-    auto model = recbole::models::create_model("BPR", ctx);
-    Evaluator ev(recbole::trainer::evaluator_settings_from_config(config), dm, dist, 8,
-                 std::vector<int64_t>(8, 1));
-    recbole::trainer::TrainData td{users, items, train, valid, test, train_valid};
-    recbole::trainer::Trainer trainer(config, *model, dm, dist, td, ev);
-    REQUIRE(trainer.uses_fused_path() == (std::string(fast) == "true"));
-    auto fit = trainer.fit();
+    TinyBprRun run(config, 4, 8, {{1, 1, 2, 2, 3, 3, 1, 2}, {1, 2, 3, 4, 5, 6, 3, 1}},
+                   {{1, 2, 3}, {4, 5, 1}}, {{1, 2, 3}, {5, 6, 2}}, 1);
+    REQUIRE(run.trainer.uses_fused_path() == (std::string(fast) == "true"));
+    auto fit = run.trainer.fit();
     REQUIRE(fit.epochs_run >= 1);
     REQUIRE(fit.epochs_run <= 4);
     REQUIRE(fit.best_valid_score.has_value());
     REQUIRE(std::filesystem::exists(fit.checkpoint_path));
     // Reloading the best checkpoint into a fresh model gives the same test metrics.
-    auto after = trainer.test(true);
-    dm.seed(99);
-    auto fresh = recbole::models::create_model("BPR", ctx);
-    recbole::trainer::Trainer t2(config, *fresh, dm, dist, td, ev);
+    auto after = run.trainer.test(true);
+    run.dm.seed(99);
+    auto fresh = recbole::models::create_model("BPR", run.ctx);
+    recbole::trainer::Trainer t2(config, *fresh, run.dm, run.dist, run.td, run.ev);
     t2.load_checkpoint(fit.checkpoint_path);
     REQUIRE(t2.test(false) == after);
   }
@@ -193,31 +217,19 @@ TEST_CASE("The checkpoint holds the best epoch's model, not the last one's", "[t
                                {"fast_bpr", fast}, {"embedding_size", "8"},
                                {"learning_rate", "0.05"}, {"stopping_step", "0"},
                                {"valid_metric", "ndcg@3"}, {"topk", "3"}});
-    DeviceManager dm(DeviceSettings{"cpu"});
-    Dist dist;
-    std::vector<int32_t> users = {1, 1, 2, 2, 3, 3, 1, 2, 4, 4, 5, 5},
-                         items = {1, 2, 3, 4, 5, 6, 3, 1, 7, 2, 4, 8};
-    InteractionMatrix train(6, 10, users, items);
-    InteractionMatrix valid(6, 10, {1, 2, 3, 4, 5}, {4, 5, 1, 9, 2});
-    InteractionMatrix test(6, 10, {1, 2, 3, 4, 5}, {5, 6, 2, 3, 9});
-    InteractionMatrix train_valid = InteractionMatrix::merge(train, valid);
-    ModelContext ctx{config, 6, 10, train, dm};
-    dm.seed(3);
-    auto model = recbole::models::create_model("BPR", ctx);
-    Evaluator ev(recbole::trainer::evaluator_settings_from_config(config), dm, dist, 10,
-                 std::vector<int64_t>(10, 1));
-    recbole::trainer::TrainData td{users, items, train, valid, test, train_valid};
-    recbole::trainer::Trainer trainer(config, *model, dm, dist, td, ev);
+    TinyBprRun run(config, 6, 10,
+                   {{1, 1, 2, 2, 3, 3, 1, 2, 4, 4, 5, 5}, {1, 2, 3, 4, 5, 6, 3, 1, 7, 2, 4, 8}},
+                   {{1, 2, 3, 4, 5}, {4, 5, 1, 9, 2}}, {{1, 2, 3, 4, 5}, {5, 6, 2, 3, 9}}, 3);
     auto ndcg = [&] {
-      for (const auto& [k, v] : trainer.validate())
+      for (const auto& [k, v] : run.trainer.validate())
         if (k == "ndcg@3") return v;
       FAIL("ndcg@3 not computed");
       return 0.0;
     };
-    auto fit = trainer.fit();
+    auto fit = run.trainer.fit();
     REQUIRE(fit.best_epoch + 1 < fit.epochs_run);  // stopped after a worse epoch
     REQUIRE(ndcg() < *fit.best_valid_score);
-    trainer.load_checkpoint(fit.checkpoint_path);
+    run.trainer.load_checkpoint(fit.checkpoint_path);
     REQUIRE(ndcg() == Approx(*fit.best_valid_score).epsilon(1e-12));
   }
   std::filesystem::remove_all(dir);
