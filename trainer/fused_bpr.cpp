@@ -20,7 +20,9 @@ bool fused_bpr_applicable(const config::Config& config, const models::Model& mod
                           const DeviceManager& device, int world_size) {
   std::string learner = config.get_string("learner");
   for (auto& c : learner) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return config.get_bool("fast_bpr") && dynamic_cast<const models::BPR*>(&model) != nullptr &&
+  const auto* bpr = dynamic_cast<const models::BPR*>(&model);
+  return config.get_bool("fast_bpr") && bpr != nullptr &&
+         bpr->user_embedding().size(1) <= FusedBprTrainer::kMaxDim &&
          !device.is_cuda() && (learner == "adam" || learner == "sparse_adam") &&
          config.is_null("clip_grad_norm") && world_size == 1 && !config.get_bool("enable_amp");
 }
@@ -28,6 +30,7 @@ bool fused_bpr_applicable(const config::Config& config, const models::Model& mod
 namespace {
 
 constexpr int64_t kSampleChunk = data::TrainBatcher::kNegChunk;  // samples per task of job A
+constexpr int64_t kMaxDim = FusedBprTrainer::kMaxDim;
 
 // Row width: Dim is std::integral_constant<int64_t, 64> for the default embedding_size (loops
 // of a known trip count: fully unrolled, no remainder, no runtime alias checks) or int64_t.
@@ -113,8 +116,8 @@ RECBOLE_INLINE double score_chunk_impl(const float* U, const float* I, const int
                                        const int64_t* pos, const int64_t* neg, int64_t lo,
                                        int64_t hi, Dim d, float inv_b, float* dx,
                                        float* user_stash, float* diff_stash) {
-  // Two passes: the dot products over the gathered rows (stashing u and i⁺ − i⁻ on the way),
-  // then the loss and its derivative over the chunk as one vectorisable loop.
+  // Two passes: the dot products over the gathered rows, then the loss and its derivative over
+  // the chunk as one vectorisable loop.
   constexpr int64_t kAhead = 8;
   float x[kSampleChunk], loss[kSampleChunk];
   const int64_t n = hi - lo;
@@ -128,13 +131,13 @@ RECBOLE_INLINE double score_chunk_impl(const float* U, const float* I, const int
     const float* __restrict u = U + users[r] * dd;
     const float* __restrict a = I + pos[r] * dd;
     const float* __restrict b = I + neg[r] * dd;
-    float* __restrict us = user_stash + r * dd;
-    float* __restrict ds = diff_stash + r * dd;
-    for (int64_t k = 0; k < dd; ++k) {
-      us[k] = u[k];
-      ds[k] = a[k] - b[k];
+    alignas(64) float diff[kMaxDim];
+    for (int64_t k = 0; k < dd; ++k) diff[k] = a[k] - b[k];
+    x[r - lo] = dot(u, diff, d);
+    if (user_stash != nullptr) {
+      std::memcpy(user_stash + r * dd, u, static_cast<size_t>(dd) * sizeof(float));
+      std::memcpy(diff_stash + r * dd, diff, static_cast<size_t>(dd) * sizeof(float));
     }
-    x[r - lo] = dot(us, ds, d);
   }
   float* out = dx + lo;
   // The clamp for e^−x in a loop of its own: inside the loss loop GCC specialises the clamped
@@ -150,8 +153,8 @@ RECBOLE_INLINE double score_chunk_impl(const float* U, const float* I, const int
   return sum;
 }
 
-// Job A for samples [lo, hi): dx[r] = d loss / d (pos − neg score), the stashes, and the chunk's
-// loss sum.
+// Job A for samples [lo, hi): dx[r] = d loss / d (pos − neg score), the chunk's loss sum, and
+// with stashes (not null) each sample's u and i⁺ − i⁻.
 RECBOLE_MULTIVERSION
 double score_chunk(const float* U, const float* I, const int64_t* users, const int64_t* pos,
                    const int64_t* neg, int64_t lo, int64_t hi, int64_t d, float inv_b, float* dx,
@@ -228,15 +231,68 @@ struct TableGradients {
 // second adds each to its slot, a new slot starting from 0 · old + s·x = s·x.
 using Contribution = FusedContribution;
 
-template <typename Dim>
+// Where a contribution's row comes from: a user row's gradient is s · (i⁺ − i⁻) of its sample,
+// an item row's is ±s · u. Read from the parameters, which no worker writes during the gather
+// phase.
+struct UserGradSource {
+  const float* I;
+  const int64_t *pos, *neg;
+  template <typename Dim>
+  RECBOLE_INLINE void prefetch(int64_t r, Dim d) const {
+    prefetch_row(I + pos[r] * int64_t{d}, d);
+    prefetch_row(I + neg[r] * int64_t{d}, d);
+  }
+  template <typename Dim>
+  RECBOLE_INLINE void add(float* __restrict g, int64_t r, float s, float keep, Dim d) const {
+    const int64_t dd = d;
+    const float* __restrict a = I + pos[r] * dd;
+    const float* __restrict b = I + neg[r] * dd;
+    for (int64_t k = 0; k < dd; ++k) g[k] = g[k] * keep + s * (a[k] - b[k]);
+  }
+};
+
+struct ItemGradSource {
+  const float* U;
+  const int64_t* users;
+  template <typename Dim>
+  RECBOLE_INLINE void prefetch(int64_t r, Dim d) const {
+    prefetch_row(U + users[r] * int64_t{d}, d);
+  }
+  template <typename Dim>
+  RECBOLE_INLINE void add(float* __restrict g, int64_t r, float s, float keep, Dim d) const {
+    const int64_t dd = d;
+    const float* __restrict u = U + users[r] * dd;
+    for (int64_t k = 0; k < dd; ++k) g[k] = g[k] * keep + s * u[k];
+  }
+};
+
+// The same contributions from the stashes job A wrote (big tables: see FusedBprTrainer).
+struct StashSource {
+  const float* stash;  // [B, dim]: i⁺ − i⁻ for user rows, u for item rows
+  template <typename Dim>
+  RECBOLE_INLINE void prefetch(int64_t, Dim) const {}  // read in sample order: the hardware's
+  template <typename Dim>
+  RECBOLE_INLINE void add(float* __restrict g, int64_t r, float s, float keep, Dim d) const {
+    const int64_t dd = d;
+    const float* __restrict x = stash + r * dd;
+    for (int64_t k = 0; k < dd; ++k) g[k] = g[k] * keep + s * x[k];
+  }
+};
+
+template <typename Source, typename Dim>
 RECBOLE_INLINE void add_contributions(const Contribution* list, int64_t n, const float* dx,
-                                      const float* stash, Dim d, TableGradients& t) {
+                                      const Source& source, Dim d, TableGradients& t) {
   const int64_t dd = d;
   int32_t* touched = t.touched->data();
   int32_t used = 0;
-  constexpr int64_t kAhead = 16;  // prefetch distance of the slot entries
+  constexpr int64_t kAhead = 16;     // prefetch distance of the slot entries
+  constexpr int64_t kRowAhead = 6;   // and of the rows read
   for (int64_t i = 0; i < n; ++i) {
     if (i + kAhead < n) __builtin_prefetch(t.slot + list[i + kAhead].row, 1);
+    if (i + kRowAhead < n) {
+      const int32_t ahead = list[i + kRowAhead].code;
+      source.prefetch(ahead >= 0 ? ahead : ~ahead, d);
+    }
     const int32_t row = list[i].row, code = list[i].code;
     const int64_t r = code >= 0 ? code : ~code;
     const float s = code >= 0 ? dx[r] : -dx[r];
@@ -247,20 +303,18 @@ RECBOLE_INLINE void add_contributions(const Contribution* list, int64_t n, const
     touched[used] = row;
     used += first ? 1 : 0;
     const float keep = first ? 0.f : 1.f;  // the slot holds a finite earlier gradient or 0
-    float* __restrict g = t.grads + static_cast<int64_t>(slot) * dd;
-    const float* __restrict x = stash + r * dd;
-    for (int64_t k = 0; k < dd; ++k) g[k] = g[k] * keep + s * x[k];
+    source.add(t.grads + static_cast<int64_t>(slot) * dd, r, s, keep, d);
   }
   t.touched->resize(static_cast<size_t>(used));
 }
 
 template <typename Dim>
-RECBOLE_INLINE void gather_gradients_impl(const OwnedRows& own, const int64_t* users,
-                                          const int64_t* pos, const int64_t* neg, int64_t b,
-                                          const float* dx, const float* user_stash,
-                                          const float* diff_stash, Dim d, TableGradients& ug,
-                                          TableGradients& ig, Contribution* user_list,
-                                          Contribution* item_list) {
+RECBOLE_INLINE void gather_gradients_impl(const OwnedRows& own, const float* U, const float* I,
+                                          const int64_t* users, const int64_t* pos,
+                                          const int64_t* neg, int64_t b, const float* dx,
+                                          const float* user_stash, const float* diff_stash,
+                                          Dim d, TableGradients& ug, TableGradients& ig,
+                                          Contribution* user_list, Contribution* item_list) {
   int64_t nu = 0, ni = 0;
   for (int64_t r = 0; r < b; ++r) {
     const int32_t code = static_cast<int32_t>(r);
@@ -273,19 +327,25 @@ RECBOLE_INLINE void gather_gradients_impl(const OwnedRows& own, const int64_t* u
   }
   ug.touched->resize(static_cast<size_t>(nu));
   ig.touched->resize(static_cast<size_t>(ni));
-  add_contributions(user_list, nu, dx, diff_stash, d, ug);
-  add_contributions(item_list, ni, dx, user_stash, d, ig);
+  if (user_stash != nullptr) {
+    add_contributions(user_list, nu, dx, StashSource{diff_stash}, d, ug);
+    add_contributions(item_list, ni, dx, StashSource{user_stash}, d, ig);
+  } else {
+    add_contributions(user_list, nu, dx, UserGradSource{I, pos, neg}, d, ug);
+    add_contributions(item_list, ni, dx, ItemGradSource{U, users}, d, ig);
+  }
 }
 
 RECBOLE_MULTIVERSION
-void gather_gradients(const OwnedRows& own, const int64_t* users, const int64_t* pos,
-                      const int64_t* neg, int64_t b, const float* dx, const float* user_stash,
-                      const float* diff_stash, int64_t d, TableGradients& ug, TableGradients& ig,
-                      Contribution* user_list, Contribution* item_list) {
+void gather_gradients(const OwnedRows& own, const float* U, const float* I, const int64_t* users,
+                      const int64_t* pos, const int64_t* neg, int64_t b, const float* dx,
+                      const float* user_stash, const float* diff_stash, int64_t d,
+                      TableGradients& ug, TableGradients& ig, Contribution* user_list,
+                      Contribution* item_list) {
   if (d == 64)
-    return gather_gradients_impl(own, users, pos, neg, b, dx, user_stash, diff_stash, Dim64{},
-                                 ug, ig, user_list, item_list);
-  gather_gradients_impl(own, users, pos, neg, b, dx, user_stash, diff_stash, d, ug, ig,
+    return gather_gradients_impl(own, U, I, users, pos, neg, b, dx, user_stash, diff_stash,
+                                 Dim64{}, ug, ig, user_list, item_list);
+  gather_gradients_impl(own, U, I, users, pos, neg, b, dx, user_stash, diff_stash, d, ug, ig,
                         user_list, item_list);
 }
 
@@ -338,7 +398,7 @@ void dense_update(float* P, float* M, float* V, const int32_t* slot, int64_t lo,
 }  // namespace
 
 FusedBprTrainer::FusedBprTrainer(models::BPR& model, Update update, double learning_rate,
-                                 double weight_decay)
+                                 double weight_decay, double stash_above_bytes)
     : model_(model), update_(update), lr_(learning_rate), wd_(weight_decay) {
   dim_ = model.user_embedding().size(1);
   auto init = [&](Table& t, const torch::Tensor& param) {
@@ -353,6 +413,9 @@ FusedBprTrainer::FusedBprTrainer(models::BPR& model, Update update, double learn
   };
   init(users_, model.user_embedding());
   init(items_, model.item_embedding());
+  const double table_bytes =
+      static_cast<double>(users_.rows + items_.rows) * static_cast<double>(dim_) * sizeof(float);
+  stash_ = table_bytes > stash_above_bytes;
 }
 
 double FusedBprTrainer::train_epoch(data::TrainBatcher& batcher) {
@@ -371,10 +434,14 @@ double FusedBprTrainer::train_epoch(data::TrainBatcher& batcher) {
   while (batcher.next_positives(pb)) {
     const int64_t b = pb.size();
     ++step_;
-    // A: negatives, score differences, loss, stashes.
+    // A: negatives, score differences, loss (and the stashes, for big tables).
     dx_.resize(static_cast<size_t>(b));
-    user_stash_.resize(static_cast<size_t>(b * d));
-    diff_stash_.resize(static_cast<size_t>(b * d));
+    if (stash_) {
+      user_stash_.resize(static_cast<size_t>(b * d));
+      diff_stash_.resize(static_cast<size_t>(b * d));
+    }
+    float* user_stash = stash_ ? user_stash_.data() : nullptr;
+    float* diff_stash = stash_ ? diff_stash_.data() : nullptr;
     const int64_t chunks = (b + kSampleChunk - 1) / kSampleChunk;
     chunk_loss.assign(static_cast<size_t>(chunks), 0.0);
     const float inv_b = 1.f / static_cast<float>(b);
@@ -383,21 +450,33 @@ double FusedBprTrainer::train_epoch(data::TrainBatcher& batcher) {
       chunk_loss[c] = score_chunk(U, I, pb.users.data(), pb.pos_items.data(),
                                   pb.neg_items.data(), c * kSampleChunk,
                                   std::min(b, (c + 1) * kSampleChunk), d, inv_b, dx_.data(),
-                                  user_stash_.data(), diff_stash_.data());
+                                  user_stash, diff_stash);
     });
     double batch_loss = 0;
     for (double l : chunk_loss) batch_loss += l;  // in chunk order: thread-count independent
     total += batch_loss / static_cast<double>(b);
 
-    // B: each worker's rows: gradients and the optimizer step (the same rows on the same core
-    // every batch, so their moments stay in its cache where they fit).
-    ThreadPool::instance().run_per_worker(
-        [&](int w) { update_owned_rows(w, workers, b, pb); });
+    // B: each worker's rows: gradients, then the optimizer step. The same rows on the same
+    // core every batch, so their moments stay in its cache where they fit. Gathering from the
+    // parameters, no worker may move a row before all have gathered: a barrier between.
+    if (stash_) {
+      ThreadPool::instance().run_per_worker([&](int w) {
+        gather_owned_rows(w, workers, b, pb);
+        update_owned_rows(w, workers);
+      });
+    } else {
+      ThreadPool::instance().run_phases(2, [&](int w, int phase) {
+        if (phase == 0)
+          gather_owned_rows(w, workers, b, pb);
+        else
+          update_owned_rows(w, workers);
+      });
+    }
   }
   return total;
 }
 
-void FusedBprTrainer::update_owned_rows(int worker, int workers, int64_t b,
+void FusedBprTrainer::gather_owned_rows(int worker, int workers, int64_t b,
                                         const data::PairBatch& pb) {
   WorkerScratch& ws = scratch_[static_cast<size_t>(worker)];
   // At most one slot per contribution: b user rows and 2b item rows.
@@ -408,10 +487,16 @@ void FusedBprTrainer::update_owned_rows(int worker, int workers, int64_t b,
   // Room for one unconditional store past the last owned entry.
   ws.user_list.resize(static_cast<size_t>(b + 1));
   ws.item_list.resize(static_cast<size_t>(2 * b + 1));
-  gather_gradients(OwnedRows{worker, workers}, pb.users.data(), pb.pos_items.data(),
-                   pb.neg_items.data(), b, dx_.data(), user_stash_.data(), diff_stash_.data(),
+  gather_gradients(OwnedRows{worker, workers}, users_.param, items_.param, pb.users.data(),
+                   pb.pos_items.data(), pb.neg_items.data(), b, dx_.data(),
+                   stash_ ? user_stash_.data() : nullptr, stash_ ? diff_stash_.data() : nullptr,
                    dim_, ug, ig, ws.user_list.data(), ws.item_list.data());
+}
 
+void FusedBprTrainer::update_owned_rows(int worker, int workers) {
+  WorkerScratch& ws = scratch_[static_cast<size_t>(worker)];
+  const float* user_grads = ws.user_grads.data();
+  const float* item_grads = ws.item_grads.data();
   const double bc1 = 1.0 - std::pow(beta1_, static_cast<double>(step_));
   const double bc2 = 1.0 - std::pow(beta2_, static_cast<double>(step_));
   AdamConsts c;
@@ -422,7 +507,7 @@ void FusedBprTrainer::update_owned_rows(int worker, int workers, int64_t b,
     c.wd = static_cast<float>(wd_);
     c.step_size = static_cast<float>(lr_ / bc1);
     c.inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
-    for (auto [tab, grads] : {std::pair{&users_, ug.grads}, std::pair{&items_, ig.grads}}) {
+    for (auto [tab, grads] : {std::pair{&users_, user_grads}, std::pair{&items_, item_grads}}) {
       for (int64_t lo = 64 * static_cast<int64_t>(worker); lo < tab->rows; lo += 64 * workers)
         dense_update(tab->param, tab->m.data(), tab->v.data(), tab->slot.data(), lo,
                      std::min(tab->rows, lo + 64), grads, dim_, c);
@@ -432,9 +517,9 @@ void FusedBprTrainer::update_owned_rows(int worker, int workers, int64_t b,
     c.step_size = static_cast<float>(lr_ * std::sqrt(bc2) / bc1);
     c.inv_sqrt_bc2 = 1.f;
     lazy_update(users_.param, users_.m.data(), users_.v.data(), ws.touched_users.data(),
-                static_cast<int64_t>(ws.touched_users.size()), ug.grads, dim_, c);
+                static_cast<int64_t>(ws.touched_users.size()), user_grads, dim_, c);
     lazy_update(items_.param, items_.m.data(), items_.v.data(), ws.touched_items.data(),
-                static_cast<int64_t>(ws.touched_items.size()), ig.grads, dim_, c);
+                static_cast<int64_t>(ws.touched_items.size()), item_grads, dim_, c);
   }
   for (int32_t row : ws.touched_users) users_.slot[static_cast<size_t>(row)] = -1;
   for (int32_t row : ws.touched_items) items_.slot[static_cast<size_t>(row)] = -1;

@@ -190,6 +190,45 @@ void ThreadPool::run_per_worker(const std::function<void(int)>& fn) {
   dispatch();
 }
 
+void ThreadPool::run_phases(int n_phases, const std::function<void(int, int)>& fn) {
+  State& s = *state_;
+  if (threads_ == 1 || tl_inside_job || !s.run_mutex.try_lock()) {
+    run_inline([&] {
+      for (int p = 0; p < n_phases; ++p)
+        for (int w = 0; w < threads_; ++w) fn(w, p);
+    });
+    return;
+  }
+  std::lock_guard<std::mutex> run_lock(s.run_mutex, std::adopt_lock);
+  // The barrier: the last worker to arrive at the end of a phase opens the next one.
+  std::atomic<int> arrived{0};
+  std::atomic<int> open_phase{0};
+  const int parties = threads_;
+  const std::function<void(int)> body = [&](int worker) {
+    for (int p = 0; p < n_phases; ++p) {
+      if (p > 0) {
+        if (arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == parties) {
+          arrived.store(0, std::memory_order_relaxed);
+          open_phase.store(p, std::memory_order_release);
+        } else {
+          auto opened = [&] {
+            return open_phase.load(std::memory_order_acquire) >= p ||
+                   s.failed.load(std::memory_order_relaxed);
+          };
+          while (!spin_until(opened)) {
+          }
+        }
+        if (s.failed.load(std::memory_order_relaxed)) return;
+      }
+      fn(worker, p);
+    }
+  };
+  s.fn = nullptr;
+  s.per_worker_fn = &body;
+  s.n_tasks = threads_;
+  dispatch();
+}
+
 void ThreadPool::run_inline(const std::function<void()>& body) {
   const bool outer = tl_inside_job;
   tl_inside_job = true;

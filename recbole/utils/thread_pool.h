@@ -45,6 +45,13 @@ class ThreadPool {
   // job and finds it in its core's cache. Inline (fn(0), fn(1), ... on the caller) when nested.
   void run_per_worker(const std::function<void(int)>& fn);
 
+  // Runs fn(worker, phase) on each worker for phase = 0 .. n_phases − 1, each worker on its own
+  // thread as in run_per_worker; a phase starts on any worker only after the previous one has
+  // finished on all of them (a spinning barrier: phases microseconds long would lose more to a
+  // job dispatch each). Inline (phase by phase, workers in order) when nested. When fn throws,
+  // the remaining phases are skipped on every worker and the first exception is rethrown.
+  void run_phases(int n_phases, const std::function<void(int, int)>& fn);
+
  private:
   ThreadPool();
   void run_inline(const std::function<void()>& body);

@@ -72,3 +72,54 @@ TEST_CASE("num_threads 0 resolves to the hardware threads, a positive value to i
   REQUIRE(recbole::resolve_num_threads(0) >= 1);
   REQUIRE(recbole::resolve_num_threads(3) == 3);
 }
+
+TEST_CASE("run_phases: a phase starts only after the previous one ended on every worker", "[threads]") {
+  for (int threads : {1, 2, 3}) {
+    PoolSize size(threads);
+    constexpr int kPhases = 5;
+    std::atomic<int> done[kPhases] = {};
+    std::atomic<int> early{0}, calls{0};
+    for (int rep = 0; rep < 200; ++rep) {
+      for (auto& d : done) d = 0;
+      ThreadPool::instance().run_phases(kPhases, [&](int, int phase) {
+        // Every worker must have finished the previous phase before any starts this one.
+        if (phase > 0 && done[phase - 1].load() != threads) ++early;
+        ++calls;
+        ++done[phase];
+      });
+    }
+    REQUIRE(early.load() == 0);
+    REQUIRE(calls.load() == 200 * kPhases * threads);
+  }
+}
+
+TEST_CASE("run_phases: an exception skips the later phases and reaches the caller", "[threads]") {
+  PoolSize size(3);
+  std::atomic<int> later{0};
+  REQUIRE_THROWS_WITH(ThreadPool::instance().run_phases(3,
+                                                        [&](int worker, int phase) {
+                                                          if (phase == 1 && worker == 2)
+                                                            throw std::runtime_error("w2");
+                                                          if (phase == 2) ++later;
+                                                        }),
+                      "w2");
+  REQUIRE(later.load() == 0);
+  std::atomic<int> calls{0};
+  ThreadPool::instance().run_phases(2, [&](int, int) { ++calls; });
+  REQUIRE(calls.load() == 6);
+}
+
+TEST_CASE("run_phases inside a task runs inline, phase by phase", "[threads]") {
+  PoolSize size(2);
+  std::atomic<int> bad{0};
+  recbole::parallel_for(4, [&](int64_t, int) {
+    int last_phase = 0, count = 0;
+    ThreadPool::instance().run_phases(3, [&](int worker, int phase) {
+      if (phase < last_phase || worker < 0 || worker >= 2) ++bad;
+      last_phase = phase;
+      ++count;
+    });
+    if (count != 6) ++bad;
+  });
+  REQUIRE(bad.load() == 0);
+}
