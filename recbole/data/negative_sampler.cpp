@@ -114,12 +114,21 @@ void NegativeSampler::build_filter() {
 }
 
 void NegativeSampler::prefetch_filter(int64_t user) const {
-  if (!bits_.empty()) return;  // the bitmap test is one access; nothing to stage
+  constexpr uint64_t kMaxWords = 64;  // 8 cache lines; a longer row is read on demand
+  if (!bits_.empty()) {
+    // The user's bitmap row, whichever item the draw picks (rows of up to 4096 items).
+    const uint64_t first = static_cast<uint64_t>(user) * static_cast<uint64_t>(n_items_) / 64;
+    const uint64_t last = (static_cast<uint64_t>(user) + 1) * static_cast<uint64_t>(n_items_) / 64;
+    if (last - first < kMaxWords)
+      for (uint64_t w = first & ~uint64_t{7}; w <= last; w += 8) __builtin_prefetch(bits_.data() + w);
+    return;
+  }
   const int64_t* indptr = exclude_->indptr().data();
-  constexpr uint64_t kMaxWords = 64;  // 8 cache lines; a longer row's filter is read on demand
   const uint64_t first = static_cast<uint64_t>(indptr[user]) * kFilterBitsPerItem / 64;
   const uint64_t last = static_cast<uint64_t>(indptr[user + 1]) * kFilterBitsPerItem / 64;
-  for (uint64_t w = first; w <= last && w < first + kMaxWords; w += 8)
+  // From the first word's cache line: stepping 8 words from an unaligned start could miss the
+  // row's last line.
+  for (uint64_t w = first & ~uint64_t{7}; w <= last && w < first + kMaxWords; w += 8)
     __builtin_prefetch(filter_.data() + w);
 }
 
