@@ -111,7 +111,7 @@ RECBOLE_INLINE float log_approx(float y) {
   return 2.f * t * p + static_cast<float>(e) * 0.693147180559945309f;
 }
 
-template <typename Dim>
+template <bool kStash, typename Dim>
 RECBOLE_INLINE double score_chunk_impl(const float* U, const float* I, const int64_t* users,
                                        const int64_t* pos, const int64_t* neg, int64_t lo,
                                        int64_t hi, Dim d, float inv_b, float* dx,
@@ -131,12 +131,18 @@ RECBOLE_INLINE double score_chunk_impl(const float* U, const float* I, const int
     const float* __restrict u = U + users[r] * dd;
     const float* __restrict a = I + pos[r] * dd;
     const float* __restrict b = I + neg[r] * dd;
-    alignas(64) float diff[kMaxDim];
-    for (int64_t k = 0; k < dd; ++k) diff[k] = a[k] - b[k];
-    x[r - lo] = dot(u, diff, d);
-    if (user_stash != nullptr) {
-      std::memcpy(user_stash + r * dd, u, static_cast<size_t>(dd) * sizeof(float));
-      std::memcpy(diff_stash + r * dd, diff, static_cast<size_t>(dd) * sizeof(float));
+    if constexpr (kStash) {  // written straight to the stashes, and the dot read back there
+      float* __restrict us = user_stash + r * dd;
+      float* __restrict ds = diff_stash + r * dd;
+      for (int64_t k = 0; k < dd; ++k) {
+        us[k] = u[k];
+        ds[k] = a[k] - b[k];
+      }
+      x[r - lo] = dot(us, ds, d);
+    } else {
+      alignas(64) float diff[kMaxDim];
+      for (int64_t k = 0; k < dd; ++k) diff[k] = a[k] - b[k];
+      x[r - lo] = dot(u, diff, d);
     }
   }
   float* out = dx + lo;
@@ -159,10 +165,19 @@ RECBOLE_MULTIVERSION
 double score_chunk(const float* U, const float* I, const int64_t* users, const int64_t* pos,
                    const int64_t* neg, int64_t lo, int64_t hi, int64_t d, float inv_b, float* dx,
                    float* user_stash, float* diff_stash) {
+  // Plain branches, not a generic lambda: a lambda's body would not be compiled into each
+  // target clone of this function.
+  if (user_stash != nullptr) {
+    if (d == 64)
+      return score_chunk_impl<true>(U, I, users, pos, neg, lo, hi, Dim64{}, inv_b, dx,
+                                    user_stash, diff_stash);
+    return score_chunk_impl<true>(U, I, users, pos, neg, lo, hi, d, inv_b, dx, user_stash,
+                                  diff_stash);
+  }
   if (d == 64)
-    return score_chunk_impl(U, I, users, pos, neg, lo, hi, Dim64{}, inv_b, dx, user_stash,
-                            diff_stash);
-  return score_chunk_impl(U, I, users, pos, neg, lo, hi, d, inv_b, dx, user_stash, diff_stash);
+    return score_chunk_impl<false>(U, I, users, pos, neg, lo, hi, Dim64{}, inv_b, dx, nullptr,
+                                   nullptr);
+  return score_chunk_impl<false>(U, I, users, pos, neg, lo, hi, d, inv_b, dx, nullptr, nullptr);
 }
 
 struct AdamConsts {
