@@ -238,7 +238,8 @@ struct TableGradients {
 
 // Job B, first part, for one worker: the gradients of the rows it owns, each summed in sample
 // order into a compact per-worker buffer (slot k of the k-th row touched this step), from the
-// stashes read in sample order. Row r's slot is slot[r], -1 before its first touch.
+// parameter rows or, for big tables, the stashes. Row r's slot is slot[r], -1 before its first
+// touch.
 //
 // Branch-free where the branches would be coin flips: which worker owns a row (half the rows
 // each with two workers) and whether a row is touched for the first time. A first pass

@@ -42,9 +42,10 @@ class NegativeSampler {
   int32_t sample(int32_t user, Rng& rng) const;
 
   // Prefetches what sample() will read for `user`, in two stages for a software pipeline (the
-  // second reads what the first fetched): its row bounds, then its row filter. A loop drawing
-  // for many users calls them some rows ahead of the draws, so that their cache misses overlap
-  // instead of being waited for one after another. Change nothing else.
+  // second reads what the first fetched): its row bounds, then its row filter (or its row of
+  // the dense bitmap). A loop drawing for many users calls them some rows ahead of the draws,
+  // so that their cache misses overlap instead of being waited for one after another. Change
+  // nothing else.
   void prefetch_bounds(int64_t user) const {
     if (bits_.empty()) __builtin_prefetch(exclude_->indptr().data() + user);
   }

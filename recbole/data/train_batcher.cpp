@@ -141,8 +141,8 @@ void TrainBatcher::sample_negatives(PairBatch& batch, int64_t chunk) const {
   Rng rng(batch_key_ + static_cast<uint64_t>(chunk) * 0xd6e8feb86659fd93ULL);
   const int64_t lo = chunk * kNegChunk, hi = std::min(batch.size(), lo + kNegChunk);
   // A software pipeline over the rows: the row bounds of the user kBounds rows ahead and the
-  // filter (or bitmap row) of the user kFilter rows ahead are fetched while this row draws (at 100M
-  // interactions both are cache misses).
+  // filter (or bitmap row) of the user kFilter rows ahead are fetched while this row draws (at
+  // 100M interactions both are cache misses).
   constexpr int64_t kBounds = 24, kFilter = 12;
   const int64_t* users = batch.users.data();
   for (int64_t r = lo; r < std::min(hi, lo + kBounds); ++r) sampler_->prefetch_bounds(users[r]);

@@ -159,10 +159,14 @@ void ThreadPool::set_threads(int threads) {
     state_->workers.emplace_back([this, w, now] { state_->worker_loop(w, now); });
 }
 
+bool ThreadPool::try_begin_parallel() {
+  return threads_ > 1 && !tl_inside_job && state_->run_mutex.try_lock();
+}
+
 void ThreadPool::run(int64_t n_tasks, const std::function<void(int64_t, int)>& fn) {
   if (n_tasks <= 0) return;
   State& s = *state_;
-  if (threads_ == 1 || n_tasks == 1 || tl_inside_job || !s.run_mutex.try_lock()) {
+  if (n_tasks == 1 || !try_begin_parallel()) {
     run_inline([&] {
       for (int64_t i = 0; i < n_tasks; ++i) fn(i, 0);
     });
@@ -177,7 +181,7 @@ void ThreadPool::run(int64_t n_tasks, const std::function<void(int64_t, int)>& f
 
 void ThreadPool::run_per_worker(const std::function<void(int)>& fn) {
   State& s = *state_;
-  if (threads_ == 1 || tl_inside_job || !s.run_mutex.try_lock()) {
+  if (!try_begin_parallel()) {
     run_inline([&] {
       for (int w = 0; w < threads_; ++w) fn(w);
     });
@@ -192,7 +196,7 @@ void ThreadPool::run_per_worker(const std::function<void(int)>& fn) {
 
 void ThreadPool::run_phases(int n_phases, const std::function<void(int, int)>& fn) {
   State& s = *state_;
-  if (threads_ == 1 || tl_inside_job || !s.run_mutex.try_lock()) {
+  if (!try_begin_parallel()) {
     run_inline([&] {
       for (int p = 0; p < n_phases; ++p)
         for (int w = 0; w < threads_; ++w) fn(w, p);

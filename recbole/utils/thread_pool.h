@@ -54,6 +54,9 @@ class ThreadPool {
 
  private:
   ThreadPool();
+  // True, with the run mutex held, when a job can go to the workers: more than one thread, not
+  // called from inside a task, no other thread's job running. Otherwise the caller runs inline.
+  bool try_begin_parallel();
   void run_inline(const std::function<void()>& body);
   void dispatch();  // posts the job set in state_ and works on it; the run mutex is held
   struct State;
