@@ -234,8 +234,11 @@ void HttpTestServer::serve(int fd) {
   constexpr int64_t kChunk = 16 * 1024;
   for (int64_t pos = start; pos < end && !stopping_;) {
     int64_t n = std::min(kChunk, end - pos);
-    if (!send_all(fd, route.body.data() + pos, size_t(n))) return;
+    // Counted before sending: the client may read the last chunk and the test may look at the
+    // count before this thread runs again (a race seen in CI). Every test's client reads what is
+    // sent, so counting the chunk first never over-counts there.
     count_bytes(n);
+    if (!send_all(fd, route.body.data() + pos, size_t(n))) return;
     pos += n;
     if (route.chunk_delay_ms > 0)
       std::this_thread::sleep_for(std::chrono::milliseconds(route.chunk_delay_ms));
