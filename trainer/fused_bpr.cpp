@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -23,7 +24,7 @@ bool fused_bpr_applicable(const config::Config& config, const models::Model& mod
   const auto* bpr = dynamic_cast<const models::BPR*>(&model);
   return config.get_bool("fast_bpr") && bpr != nullptr &&
          bpr->user_embedding().size(1) <= FusedBprTrainer::kMaxDim &&
-         !device.is_cuda() && (learner == "adam" || learner == "sparse_adam") &&
+         !device.is_cuda() && (learner == "adam" || learner == "sparse_adam" || learner == "sgd") &&
          config.is_null("clip_grad_norm") && world_size == 1 && !config.get_bool("enable_amp");
 }
 
@@ -216,6 +217,22 @@ RECBOLE_INLINE void sparse_adam_row(float* __restrict p, const float* __restrict
   }
 }
 
+// torch.optim.SGD (no momentum) on one row with weight decay: p −= lr · (g + wd · p); g may be
+// null (no gradient this step).
+template <typename Dim>
+RECBOLE_INLINE void sgd_decay_row(float* __restrict p, const float* __restrict g, Dim dim,
+                                  float lr, float wd) {
+  const int64_t d = dim;
+  for (int64_t k = 0; k < d; ++k) p[k] -= lr * ((g ? g[k] : 0.f) + wd * p[k]);
+}
+
+// torch.optim.SGD without momentum and weight decay on one row with a gradient: p −= lr · g.
+template <typename Dim>
+RECBOLE_INLINE void sgd_row(float* __restrict p, const float* __restrict g, Dim dim, float lr) {
+  const int64_t d = dim;
+  for (int64_t k = 0; k < d; ++k) p[k] -= lr * g[k];
+}
+
 // Worker `worker` of `workers` owns the rows in the 64-row blocks b with b % workers == worker:
 // whole cache lines of the slot array belong to one worker. A mask when the worker count is a
 // power of two: an integer division per row would cost as much as the row's arithmetic.
@@ -384,6 +401,45 @@ RECBOLE_INLINE void lazy_update_impl(float* P, float* M, float* V, const int32_t
   }
 }
 
+template <typename Dim>
+RECBOLE_INLINE void sgd_sparse_update_impl(float* P, const int32_t* rows, int64_t n,
+                                           const float* grads, Dim d, float lr) {
+  constexpr int64_t kAhead = 6;
+  const int64_t dd = d;
+  for (int64_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) prefetch_row(P + rows[i + kAhead] * dd, d, true);
+    sgd_row(P + rows[i] * dd, grads + i * dd, d, lr);
+  }
+}
+
+// Job B, SGD without weight decay: only the rows touched at this step move (an untouched row's
+// gradient is 0); row rows[k]'s gradient in slot k.
+RECBOLE_MULTIVERSION
+void sgd_sparse_update(float* P, const int32_t* rows, int64_t n, const float* grads, int64_t d,
+                       float lr) {
+  if (d == 64) return sgd_sparse_update_impl(P, rows, n, grads, Dim64{}, lr);
+  sgd_sparse_update_impl(P, rows, n, grads, d, lr);
+}
+
+template <typename Dim>
+RECBOLE_INLINE void sgd_dense_update_impl(float* P, const int32_t* slot, int64_t lo, int64_t hi,
+                                          const float* grads, Dim d, float lr, float wd) {
+  const int64_t dd = d;
+  for (int64_t row = lo; row < hi; ++row) {
+    const float* g = slot[row] >= 0 ? grads + slot[row] * dd : nullptr;
+    sgd_decay_row(P + row * dd, g, d, lr, wd);
+  }
+}
+
+// Job B, SGD with weight decay: every row of [lo, hi) decays, as torch's SGD does with the
+// embedding's dense gradient.
+RECBOLE_MULTIVERSION
+void sgd_dense_update(float* P, const int32_t* slot, int64_t lo, int64_t hi, const float* grads,
+                      int64_t d, float lr, float wd) {
+  if (d == 64) return sgd_dense_update_impl(P, slot, lo, hi, grads, Dim64{}, lr, wd);
+  sgd_dense_update_impl(P, slot, lo, hi, grads, d, lr, wd);
+}
+
 // Job B, lazy: SparseAdam on the rows touched at this step; row rows[k]'s gradient in slot k.
 RECBOLE_MULTIVERSION
 void lazy_update(float* P, float* M, float* V, const int32_t* rows, int64_t n, const float* grads,
@@ -422,8 +478,10 @@ FusedBprTrainer::FusedBprTrainer(models::BPR& model, Update update, double learn
     t.rows = param.size(0);
     const size_t n = static_cast<size_t>(param.numel());
     collapse_to_huge_pages(t.param, n * sizeof(float));
-    resize_on_huge_pages(t.m, n);
-    resize_on_huge_pages(t.v, n);
+    if (update_ != Update::kSgd) {  // SGD keeps no moments
+      resize_on_huge_pages(t.m, n);
+      resize_on_huge_pages(t.v, n);
+    }
     resize_on_huge_pages(t.slot, static_cast<size_t>(t.rows));
     std::fill(t.slot.begin(), t.slot.end(), -1);
   };
@@ -519,7 +577,21 @@ void FusedBprTrainer::update_owned_rows(int worker, int workers) {
   c.b1 = static_cast<float>(beta1_);
   c.b2 = static_cast<float>(beta2_);
   c.eps = static_cast<float>(eps_);
-  if (update_ == Update::kDenseAdam) {
+  if (update_ == Update::kSgd) {
+    const float lr = static_cast<float>(lr_), wd = static_cast<float>(wd_);
+    for (auto [tab, grads, touched] :
+         {std::tuple{&users_, user_grads, &ws.touched_users},
+          std::tuple{&items_, item_grads, &ws.touched_items}}) {
+      if (wd == 0.f) {
+        sgd_sparse_update(tab->param, touched->data(), static_cast<int64_t>(touched->size()),
+                          grads, dim_, lr);
+        continue;
+      }
+      for (int64_t lo = 64 * static_cast<int64_t>(worker); lo < tab->rows; lo += 64 * workers)
+        sgd_dense_update(tab->param, tab->slot.data(), lo, std::min(tab->rows, lo + 64), grads,
+                         dim_, lr, wd);
+    }
+  } else if (update_ == Update::kDenseAdam) {
     c.wd = static_cast<float>(wd_);
     c.step_size = static_cast<float>(lr_ / bc1);
     c.inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));

@@ -13,6 +13,9 @@
 //  - sparse_adam: torch.optim.SparseAdam (lazy Adam: only the rows with a gradient in the batch
 //    update their moments and move; bias correction by the global step). Cost O(batch × dim):
 //    the choice for large tables.
+//  - sgd: torch.optim.SGD without momentum (as RecBole builds it): p −= lr · g. Without weight
+//    decay only the rows a batch uses move (the others' gradient is 0), so the cost is
+//    O(batch × dim) and no moments are kept; with weight decay every row decays each step.
 //
 // Each batch runs in two pool jobs:
 //  (A) per chunk of samples: draw the chunk's negatives, compute the score differences, the
@@ -29,9 +32,9 @@
 // Results are identical for any number of threads (tested).
 //
 // Used automatically by the Trainer when fused_bpr_applicable() says so (key fast_bpr, model
-// BPR, device CPU, learner adam, or sparse_adam without weight_decay, no clip_grad_norm, one
-// process); otherwise the generic path runs. The parameters are the model's own tensors,
-// updated in place, so checkpoints and evaluation see them as usual.
+// BPR, device CPU, learner adam, sparse_adam or sgd, no clip_grad_norm, one process); otherwise
+// the generic path runs. The parameters are the model's own tensors, updated in place, so
+// checkpoints and evaluation see them as usual.
 #include <cstdint>
 #include <vector>
 
@@ -51,7 +54,7 @@ struct FusedContribution {
 
 class FusedBprTrainer {
  public:
-  enum class Update { kDenseAdam, kLazyAdam };
+  enum class Update { kDenseAdam, kLazyAdam, kSgd };
   static constexpr int64_t kMaxDim = 1024;  // embedding_size limit of this path
   // Above this many bytes of parameters (both tables), job A stashes each sample's u and
   // i⁺ − i⁻ and the gather reads those, sequentially, instead of the parameter rows: measured,
@@ -71,7 +74,7 @@ class FusedBprTrainer {
   struct Table {
     float* param = nullptr;
     int64_t rows = 0;
-    std::vector<float> m, v;
+    std::vector<float> m, v;  // empty for sgd
     // Per row: the slot of its gradient in the owning worker's buffer at this step, -1 when the
     // step has not touched it (the owner resets its touched rows after the update). 4 bytes a
     // row: at 100M interactions every sample looks up three rows here.

@@ -718,8 +718,8 @@ std::vector<KeyDecl> make_declarations() {
       Key("enable_scaler", kBool, T).help("Gradient scaling for mixed precision (CUDA only)"),
       Key("shuffle", kBool, T).help("Shuffle the training interactions every epoch"),
       Key("fast_bpr", kBool, T)
-          .help("Use the fused BPR training path (CPU, one process, learner adam or "
-                "sparse_adam, no clip_grad_norm) when the configuration allows it"),
+          .help("Use the fused BPR training path (CPU, one process, learner adam, "
+                "sparse_adam or sgd, no clip_grad_norm) when the configuration allows it"),
 
       // ---- Evaluation ----
       Key("eval_args", kMap, E)

@@ -265,18 +265,26 @@ std::vector<torch::Tensor> train_bpr(const recbole::config::Config& config,
 }  // namespace
 
 TEST_CASE("fused and generic BPR paths compute the same training", "[trainer]") {
-  // Same seed, same data: the fused loops must match autograd + torch Adam to float rounding.
-  std::vector<double> losses[2];
-  std::vector<torch::Tensor> weights;
-  const char* modes[2] = {"true", "false"};
-  for (int k = 0; k < 2; ++k) {
-    auto config = tiny_config({{"epochs", "3"}, {"train_batch_size", "3"}, {"fast_bpr", modes[k]},
-                               {"embedding_size", "8"}, {"eval_step", "0"},
-                               {"checkpoint_dir", (std::filesystem::temp_directory_path() / "recbole_fused").string()}});
-    const std::vector<int32_t> users = {1, 1, 2, 2, 3, 3, 1, 2, 3}, items = {1, 2, 3, 4, 5, 6, 3, 1, 2};
-    weights.push_back(train_bpr(config, DeviceSettings{"cpu"}, users, items, 4, 9)[1]);
+  // Same seed, same data: the fused loops must match autograd + torch's Adam or SGD to float
+  // rounding (SGD with weight decay moves every row, without it only the batch's rows).
+  const std::vector<std::pair<const char*, const char*>> optimizers = {
+      {"adam", "0"}, {"sgd", "0"}, {"sgd", "0.01"}};
+  for (const auto& [learner, wd] : optimizers) {
+    std::vector<torch::Tensor> weights;
+    for (const char* fast : {"true", "false"}) {
+      auto config = tiny_config({{"epochs", "3"}, {"train_batch_size", "3"}, {"fast_bpr", fast},
+                                 {"embedding_size", "8"}, {"eval_step", "0"},
+                                 {"learner", learner}, {"weight_decay", wd},
+                                 {"learning_rate", std::string(learner) == "sgd" ? "0.5" : "0.001"},
+                                 {"checkpoint_dir", (std::filesystem::temp_directory_path() / "recbole_fused").string()}});
+      const std::vector<int32_t> users = {1, 1, 2, 2, 3, 3, 1, 2, 3}, items = {1, 2, 3, 4, 5, 6, 3, 1, 2};
+      bool fused = false;
+      weights.push_back(train_bpr(config, DeviceSettings{"cpu"}, users, items, 4, 9, &fused)[1]);
+      REQUIRE(fused == (std::string(fast) == "true"));
+    }
+    INFO(learner << ", weight_decay " << wd);
+    REQUIRE(torch::allclose(weights[0], weights[1], 1e-4, 1e-6));
   }
-  REQUIRE(torch::allclose(weights[0], weights[1], 1e-4, 1e-6));
 }
 
 TEST_CASE("an unknown model name is a ConfigError listing the known models", "[models]") {
@@ -322,7 +330,7 @@ std::vector<torch::Tensor> train_small_bpr(std::vector<std::pair<std::string, st
 }  // namespace
 
 TEST_CASE("the fused BPR path gives bit-identical weights for any number of threads", "[trainer]") {
-  for (const char* learner : {"adam", "sparse_adam"}) {
+  for (const char* learner : {"adam", "sparse_adam", "sgd"}) {
     const auto one = train_small_bpr({{"learner", learner}}, 1);
     const auto three = train_small_bpr({{"learner", learner}}, 3);
     INFO(learner);
@@ -334,11 +342,12 @@ TEST_CASE("the fused BPR path gives bit-identical weights for any number of thre
 TEST_CASE("the fused BPR path gathers the same gradients from stashes as from the parameters",
           "[trainer]") {
   // Big tables use per-sample stashes, small ones read the parameter rows (kStashAboveBytes):
-  // both must train bit-identically, for both learners and with 1 or 3 threads.
+  // both must train bit-identically, for every learner and with 1 or 3 threads.
   using recbole::trainer::FusedBprTrainer;
   std::vector<int32_t> users, items;
   small_interactions(users, items);
-  for (auto update : {FusedBprTrainer::Update::kDenseAdam, FusedBprTrainer::Update::kLazyAdam}) {
+  for (auto update : {FusedBprTrainer::Update::kDenseAdam, FusedBprTrainer::Update::kLazyAdam,
+                      FusedBprTrainer::Update::kSgd}) {
     std::vector<std::vector<torch::Tensor>> weights;
     for (int threads : {1, 3}) {
       for (double stash_above : {0.0, 1e18}) {
