@@ -112,17 +112,26 @@ bool TrainBatcher::next_positives(PairBatch& out) {
   const int64_t n = static_cast<int64_t>(pairs_.size());
   if (cursor_ >= n) return false;
   const int64_t end = std::min(cursor_ + step_, n);
-  out.users.clear();
-  out.pos_items.clear();
+  // This rank's pairs of [cursor_, end), repeated sample_num_ times; written through pointers
+  // into vectors resized once (a push_back per element cost ~10 µs a batch at 2048 pairs, while
+  // the pool's workers waited).
+  const int64_t first = cursor_ + rank_;
+  const int64_t per_copy = first < end ? (end - first + world_ - 1) / world_ : 0;
+  const size_t total = static_cast<size_t>(per_copy * sample_num_);
+  out.users.resize(total);
+  out.pos_items.resize(total);
+  int64_t* users = out.users.data();
+  int64_t* items = out.pos_items.data();
   const UserItem* pairs = pairs_.data();
-  for (int s = 0; s < sample_num_; ++s) {
-    for (int64_t p = cursor_ + rank_; p < end; p += world_) {
-      out.users.push_back(pairs[p].user);
-      out.pos_items.push_back(pairs[p].item);
+  for (int s = 0; s < sample_num_; ++s, users += per_copy, items += per_copy) {
+    for (int64_t k = 0; k < per_copy; ++k) {
+      const UserItem& pair = pairs[first + k * world_];
+      users[k] = pair.user;
+      items[k] = pair.item;
     }
   }
-  out.neg_items.clear();
-  if (sampler_) out.neg_items.resize(out.users.size());
+  // Every entry is drawn by sample_negatives before use: no need to clear the previous batch's.
+  out.neg_items.resize(sampler_ ? total : 0);
   batch_key_ = seed_ * 0x9e3779b97f4a7c15ULL ^
                (static_cast<uint64_t>(epoch_) + 1) * 0xbf58476d1ce4e5b9ULL ^
                (static_cast<uint64_t>(batch_) + 1) * 0x94d049bb133111ebULL ^
