@@ -320,7 +320,7 @@ RECBOLE_INLINE void add_contributions(const Contribution* list, int64_t n, const
   int32_t* touched = t.touched->data();
   int32_t used = 0;
   constexpr int64_t kAhead = 16;     // prefetch distance of the slot entries
-  constexpr int64_t kRowAhead = 6;   // and of the rows read
+  constexpr int64_t kRowAhead = 12;  // and of the rows read
   for (int64_t i = 0; i < n; ++i) {
     if (i + kAhead < n) __builtin_prefetch(t.slot + list[i + kAhead].row, 1);
     if (i + kRowAhead < n) {
