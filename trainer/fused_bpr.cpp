@@ -19,14 +19,19 @@ namespace recbole::trainer {
 
 bool fused_bpr_applicable(const config::Config& config, const models::Model& model,
                           const DeviceManager& device, int world_size) {
-  std::string learner = config.get_string("learner");
-  for (auto& c : learner) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const auto* bpr = dynamic_cast<const models::BPR*>(&model);
-  const bool fused_learner = learner == "adam" || learner == "sparse_adam" || learner == "sgd";
   return config.get_bool("fast_bpr") && bpr != nullptr &&
          bpr->user_embedding().size(1) <= FusedBprTrainer::kMaxDim && !device.is_cuda() &&
-         fused_learner && config.is_null("clip_grad_norm") && world_size == 1 &&
-         !config.get_bool("enable_amp");
+         FusedBprTrainer::update_for(config.get_string("learner")).has_value() &&
+         config.is_null("clip_grad_norm") && world_size == 1 && !config.get_bool("enable_amp");
+}
+
+std::optional<FusedBprTrainer::Update> FusedBprTrainer::update_for(std::string learner) {
+  for (auto& c : learner) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (learner == "adam") return Update::kDenseAdam;
+  if (learner == "sparse_adam") return Update::kLazyAdam;
+  if (learner == "sgd") return Update::kSgd;
+  return std::nullopt;
 }
 
 namespace {

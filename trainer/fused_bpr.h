@@ -36,6 +36,8 @@
 // the generic path runs. The parameters are the model's own tensors, updated in place, so
 // checkpoints and evaluation see them as usual.
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "models/general/bpr.h"
@@ -68,6 +70,9 @@ class FusedBprTrainer {
   // One epoch over `batcher` (already started); returns the summed batch loss.
   double train_epoch(data::TrainBatcher& batcher);
   Update update() const { return update_; }
+  // The optimizer step for a `learner` value (any case); none when the fused path does not
+  // implement that learner. The one list of the learners this path supports.
+  static std::optional<Update> update_for(std::string learner);
 
  private:
   // One table (users or items): parameters [rows, dim] (the model's tensor), Adam moments.

@@ -134,15 +134,13 @@ Trainer::Trainer(const config::Config& config, models::Model& model, const Devic
       config_.get_int("train_batch_size"), config_.get_bool("shuffle"),
       static_cast<uint64_t>(config_.get_int("seed")), dist_.rank(), dist_.world_size());
   if (sampler_ && fused_bpr_applicable(config_, model_, device_, dist_.world_size())) {
-    const std::string learner = lower(config_.get_string("learner"));
-    const bool lazy = learner == "sparse_adam", sgd = learner == "sgd";
+    using Update = FusedBprTrainer::Update;
+    const Update update = *FusedBprTrainer::update_for(config_.get_string("learner"));
+    const bool lazy = update == Update::kLazyAdam, sgd = update == Update::kSgd;
     const double wd = config_.get_double("weight_decay");
     if (lazy && wd > 0) log::warning("learner sparse_adam ignores weight_decay, as in RecBole");
-    using Update = FusedBprTrainer::Update;
-    fused_ = std::make_unique<FusedBprTrainer>(
-        dynamic_cast<models::BPR&>(model_),
-        sgd ? Update::kSgd : lazy ? Update::kLazyAdam : Update::kDenseAdam,
-        config_.get_double("learning_rate"), wd);
+    fused_ = std::make_unique<FusedBprTrainer>(dynamic_cast<models::BPR&>(model_), update,
+                                               config_.get_double("learning_rate"), wd);
     const char* step = sgd ? (wd > 0 ? "SGD with weight decay on every row"
                                      : "SGD on the rows each batch uses")
                            : lazy ? "SparseAdam on the rows each batch uses"
@@ -151,7 +149,7 @@ Trainer::Trainer(const config::Config& config, models::Model& model, const Devic
               std::to_string(device_.cpu_threads()) +
               " threads; fast_bpr: false selects the generic autograd path)");
     const int64_t rows = model_.n_users() + model_.n_items();
-    if (learner == "adam" && rows > 20 * config_.get_int("train_batch_size"))
+    if (update == Update::kDenseAdam && rows > 20 * config_.get_int("train_batch_size"))
       log::info("learner adam updates all " + std::to_string(rows) +
                 " embedding rows every batch; learner sparse_adam updates only the rows a batch "
                 "uses and is much faster on tables this large");
