@@ -1,7 +1,6 @@
 #include "trainer/fused_bpr.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <tuple>
@@ -13,6 +12,7 @@
 #include "recbole/config/config.h"
 #include "recbole/utils/huge_pages.h"
 #include "recbole/utils/simd.h"
+#include "recbole/utils/text.h"
 #include "recbole/utils/thread_pool.h"
 
 namespace recbole::trainer {
@@ -27,7 +27,7 @@ bool fused_bpr_applicable(const config::Config& config, const models::Model& mod
 }
 
 std::optional<FusedBprTrainer::Update> FusedBprTrainer::update_for(std::string learner) {
-  for (auto& c : learner) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  learner = to_lower(std::move(learner));
   if (learner == "adam") return Update::kDenseAdam;
   if (learner == "sparse_adam") return Update::kLazyAdam;
   if (learner == "sgd") return Update::kSgd;

@@ -15,6 +15,7 @@
 #include "recbole/evaluator/metrics.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
+#include "recbole/utils/text.h"
 
 namespace recbole::trainer {
 namespace {
@@ -25,11 +26,6 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string fixed(double v, int places) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", places, v);
@@ -38,7 +34,7 @@ std::string fixed(double v, int places) {
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const config::Config& config,
                                                         std::vector<torch::Tensor> params) {
-  const std::string learner = lower(config.get_string("learner"));
+  const std::string learner = to_lower(config.get_string("learner"));
   const double lr = config.get_double("learning_rate");
   const double wd = config.get_double("weight_decay");
   if (learner == "adam")
@@ -104,7 +100,7 @@ class Progress {
 }  // namespace
 
 bool valid_metric_bigger(const std::string& valid_metric) {
-  const std::string name = lower(valid_metric.substr(0, valid_metric.find('@')));
+  const std::string name = to_lower(valid_metric.substr(0, valid_metric.find('@')));
   return !(name == "mae" || name == "rmse" || name == "logloss" || name == "averagepopularity" ||
            name == "giniindex");
 }
@@ -313,7 +309,7 @@ FitResult Trainer::fit() {
   const int64_t epochs = config_.get_int("epochs");
   const int64_t eval_step = std::min(config_.get_int("eval_step"), std::max<int64_t>(epochs, 1));
   const int64_t stopping_step = config_.get_int("stopping_step");
-  const std::string valid_metric = lower(config_.get_string("valid_metric"));
+  const std::string valid_metric = to_lower(config_.get_string("valid_metric"));
   const bool bigger = valid_metric_bigger(valid_metric);
   const bool has_valid = data_.valid.nnz() > 0;
   const int loss_places = static_cast<int>(config_.get_int("loss_decimal_place"));

@@ -11,6 +11,7 @@
 #include "recbole/config/embedded_configs.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
+#include "recbole/utils/text.h"
 
 namespace recbole::config {
 
@@ -26,11 +27,6 @@ struct Origin {
   std::string file;
   std::string label;
 };
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string at_line(const std::string& file, int zero_based_line) {
   return file + ":" + std::to_string(zero_based_line + 1);
@@ -158,7 +154,7 @@ class ConfigBuilder {
     if (embedded_file(exact)) return exact;
     for (const auto& f : embedded_files()) {
       std::string p = f.path;
-      if (starts_with(p, "configs/model/") && lower(p) == lower(exact)) return p;
+      if (starts_with(p, "configs/model/") && to_lower(p) == to_lower(exact)) return p;
     }
     return "";
   }
@@ -266,7 +262,7 @@ class ConfigBuilder {
     std::string name = v.substr(0, v.find('@'));
     bool computed = false;
     for (const auto& m : ms->second.value)
-      if (lower(m.Scalar()) == lower(name)) computed = true;
+      if (to_lower(m.Scalar()) == to_lower(name)) computed = true;
     if (computed && v.find('@') != std::string::npos) {
       std::string k = v.substr(v.find('@') + 1);
       computed = false;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "recbole/config/embedded_configs.h"
+#include "recbole/utils/text.h"
 
 namespace recbole::config {
 
@@ -21,11 +22,6 @@ InvalidValue::InvalidValue(std::string p, std::string e, YAML::Node n)
 // ---------------------------------------------------------------------------------------------
 
 namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t");
@@ -52,7 +48,7 @@ bool is_null_node(const YAML::Node& node) {
 }
 
 std::optional<bool> parse_bool(const std::string& text) {
-  std::string t = lower(text);
+  std::string t = to_lower(text);
   if (t == "true") return true;
   if (t == "false") return false;
   return std::nullopt;
@@ -72,7 +68,7 @@ std::optional<int64_t> parse_int(const std::string& text) {
 
 std::optional<double> parse_float(const std::string& text) {
   static const std::regex kFloat("[-+]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?");
-  std::string t = lower(text);
+  std::string t = to_lower(text);
   if (t == ".inf" || t == "+.inf") return HUGE_VAL;
   if (t == "-.inf") return -HUGE_VAL;
   if (t == ".nan") return std::nan("");
@@ -187,16 +183,16 @@ const std::vector<std::string>& known_metric_names() {
 
 std::string canonical_metric_name(const std::string& name) {
   for (const auto& m : known_metric_names())
-    if (lower(m) == lower(name)) return m;
+    if (to_lower(m) == to_lower(name)) return m;
   return "";
 }
 
-bool metric_uses_topk(const std::string& name) { return lower(name) != "gauc"; }
+bool metric_uses_topk(const std::string& name) { return to_lower(name) != "gauc"; }
 
 bool metric_bigger_is_better(const std::string& name) {
   static const std::set<std::string> smaller = {"mae", "rmse", "logloss", "averagepopularity",
                                                 "giniindex"};
-  return smaller.count(lower(name)) == 0;
+  return smaller.count(to_lower(name)) == 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,7 +244,7 @@ std::string require_scalar(const YAML::Node& v, const std::string& path,
 // An evaluation mode: full, labeled, uniN, popN (N >= 1); returned in lower case.
 std::string check_mode(const YAML::Node& v, const std::string& path) {
   const std::string expected = "full, labeled, uniN or popN (N >= 1)";
-  std::string m = lower(require_scalar(v, path, expected));
+  std::string m = to_lower(require_scalar(v, path, expected));
   if (m == "full" || m == "labeled") return m;
   if (m.size() > 3 && (m.rfind("uni", 0) == 0 || m.rfind("pop", 0) == 0)) {
     auto n = parse_int(m.substr(3));
@@ -290,7 +286,7 @@ YAML::Node check_eval_args(const YAML::Node& v) {
       split["RS"] = ratios;
     } else if (kind == "LS") {
       const std::string exp_ls = "one of valid_and_test, valid_only, test_only";
-      std::string m = lower(require_scalar(arg, "split.LS", exp_ls));
+      std::string m = to_lower(require_scalar(arg, "split.LS", exp_ls));
       if (m != "valid_and_test" && m != "valid_only" && m != "test_only")
         throw InvalidValue("split.LS", exp_ls, arg);
       split["LS"] = m;
@@ -301,7 +297,7 @@ YAML::Node check_eval_args(const YAML::Node& v) {
   }
   if (given.count("order")) {
     const YAML::Node& o = given["order"];
-    std::string m = lower(require_scalar(o, "order", "one of RO, TO"));
+    std::string m = to_lower(require_scalar(o, "order", "one of RO, TO"));
     if (m != "ro" && m != "to") throw InvalidValue("order", "one of RO, TO", o);
     out["order"] = m == "ro" ? "RO" : "TO";
   }
@@ -310,7 +306,7 @@ YAML::Node check_eval_args(const YAML::Node& v) {
     if (is_null_node(g)) {
       out["group_by"] = "none";
     } else {
-      std::string m = lower(require_scalar(g, "group_by", "one of user, none"));
+      std::string m = to_lower(require_scalar(g, "group_by", "one of user, none"));
       if (m != "user" && m != "none") throw InvalidValue("group_by", "one of user, none", g);
       out["group_by"] = m;
     }
@@ -355,7 +351,7 @@ YAML::Node check_train_neg_sample_args(const YAML::Node& v) {
       if (is_null_node(val)) {
         out[k] = "none";
       } else {
-        std::string d = lower(require_scalar(val, k, exp));
+        std::string d = to_lower(require_scalar(val, k, exp));
         if (d != "uniform" && d != "popularity" && d != "none") throw InvalidValue(k, exp, val);
         out[k] = d;
       }
@@ -437,7 +433,7 @@ YAML::Node check_column_map(const YAML::Node& v) {
 
 // "[10,inf)", "(0,5]" and several joined by ';'. Endpoints as Python's float() reads them.
 std::optional<double> parse_endpoint(const std::string& text) {
-  std::string t = lower(trim(text));
+  std::string t = to_lower(trim(text));
   if (t == "inf" || t == "+inf" || t == "infinity" || t == "+infinity") return HUGE_VAL;
   if (t == "-inf" || t == "-infinity") return -HUGE_VAL;
   return parse_float(t);
@@ -539,7 +535,7 @@ YAML::Node check_separator(const YAML::Node& v) {
 }
 
 YAML::Node check_device(const YAML::Node& v) {
-  std::string s = lower(v.Scalar());
+  std::string s = to_lower(v.Scalar());
   if (s == "auto" || s == "cpu" || s == "cuda") return YAML::Node(s);
   if (s.rfind("cuda:", 0) == 0 && s.size() > 5 &&
       std::all_of(s.begin() + 5, s.end(), [](char c) { return std::isdigit(c); }))
@@ -548,7 +544,7 @@ YAML::Node check_device(const YAML::Node& v) {
 }
 
 YAML::Node check_sha256(const YAML::Node& v) {
-  std::string s = lower(v.Scalar());
+  std::string s = to_lower(v.Scalar());
   if (s.size() != 64 || !std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(c); }))
     throw InvalidValue("", "64 hexadecimal digits", v);
   return YAML::Node(s);
@@ -940,7 +936,7 @@ YAML::Node check_scalar(const KeyDecl& k, KeyType type, const YAML::Node& v,
     default: {                          // string: any scalar, as its text
       if (k.choices.empty()) return v;  // kept as is, so its line stays known
       for (const auto& c : k.choices)
-        if (lower(c) == lower(s)) return YAML::Node(c);
+        if (to_lower(c) == to_lower(s)) return YAML::Node(c);
       throw InvalidValue("", expected, v);
     }
   }
@@ -967,7 +963,7 @@ std::string nearest_key(const std::string& name) {
   std::string best;
   size_t best_d = std::string::npos;
   for (const auto& k : declared_keys()) {
-    size_t d = edit_distance(lower(name), lower(k.name));
+    size_t d = edit_distance(to_lower(name), to_lower(k.name));
     if (d < best_d) {
       best_d = d;
       best = k.name;

@@ -1,7 +1,5 @@
 #include "recbole/data/dataset_options.h"
 
-#include <algorithm>
-#include <cctype>
 #include <filesystem>
 
 #include <yaml-cpp/yaml.h>
@@ -9,17 +7,12 @@
 #include "recbole/config/config.h"
 #include "recbole/data/interval.h"
 #include "recbole/utils/error.h"
+#include "recbole/utils/text.h"
 
 namespace recbole::data {
 namespace {
 
 using recbole::config::Config;
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::string flow_text(const YAML::Node& node) {
   YAML::Emitter out;
@@ -144,7 +137,7 @@ void read_eval_args(const Reader& r, EvalArgs& args) {
     args.order = v;
   }
   if (const YAML::Node group = n["group_by"]; group) {
-    const std::string v = group.IsNull() ? "none" : lower(group.as<std::string>());
+    const std::string v = group.IsNull() ? "none" : to_lower(group.as<std::string>());
     if (v != "user" && v != "none") throw r.error(key, "group_by user or none", group);
     args.group_by = v;
   }

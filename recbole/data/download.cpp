@@ -3,7 +3,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -15,6 +14,7 @@
 #include "recbole/data/download_sha256.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
+#include "recbole/utils/text.h"
 
 namespace recbole::data {
 namespace {
@@ -22,11 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kRegistryPath = "datasets/registry.yaml";
-
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // The last path segment of a URL, without query or fragment.
 std::string url_file_name(const std::string& url) {
@@ -45,7 +40,7 @@ std::string strip_archive_extension(const std::string& file_name) {
                                       ".txz",    ".zip",     ".tar",    ".7z",      ".gz"};
   for (const char* ext : kExtensions) {
     std::string e = ext;
-    if (file_name.size() > e.size() && lower(file_name.substr(file_name.size() - e.size())) == e)
+    if (file_name.size() > e.size() && to_lower(file_name.substr(file_name.size() - e.size())) == e)
       return file_name.substr(0, file_name.size() - e.size());
   }
   size_t dot = file_name.rfind('.');
@@ -82,7 +77,7 @@ const Registry& registry() {
       if (!e["url"] || e["url"].as<std::string>().empty())
         throw ConfigError(where + ".url: expected a URL, got nothing");
       s.url = e["url"].as<std::string>();
-      if (e["sha256"] && !e["sha256"].IsNull()) s.sha256 = lower(e["sha256"].as<std::string>());
+      if (e["sha256"] && !e["sha256"].IsNull()) s.sha256 = to_lower(e["sha256"].as<std::string>());
       if (!s.sha256.empty() && !is_sha256_hex(s.sha256))
         throw ConfigError(where + ".sha256: expected 64 hex digits, got \"" + s.sha256 + "\"");
       if (e["size"] && !e["size"].IsNull()) s.size = e["size"].as<int64_t>();
@@ -196,7 +191,7 @@ std::optional<DatasetSource> find_dataset_source(const std::string& name,
     if (it == registry().sources.end()) return std::nullopt;
     source = it->second;
   }
-  if (!user_sha256.empty()) source->sha256 = lower(user_sha256);
+  if (!user_sha256.empty()) source->sha256 = to_lower(user_sha256);
   return source;
 }
 

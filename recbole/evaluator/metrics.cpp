@@ -9,15 +9,11 @@
 
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
+#include "recbole/utils/text.h"
 
 namespace recbole::evaluator {
 
 namespace {
-
-std::string to_lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // One user's row of the records.
 struct UserRow {
