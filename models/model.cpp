@@ -92,7 +92,24 @@ ModelFactory find_factory(const std::string& name) {
 void check_model_name(const std::string& name) { find_factory(name); }
 
 std::shared_ptr<Model> create_model(const std::string& name, const ModelContext& ctx) {
-  return find_factory(name)(ctx);
+  const auto factory = find_factory(name);
+  // The parameters are allocated here; an allocation that cannot succeed (embedding_size 2·10⁹)
+  // is the user's setting, not an internal failure: say so without libtorch's backtrace.
+  auto too_big = [&](const std::string& detail) {
+    return ConfigError(name + ": not enough memory for the model's parameters (" +
+                       std::to_string(ctx.n_users) + " users, " + std::to_string(ctx.n_items) +
+                       " items): " + detail +
+                       "; expected a smaller embedding_size (or other size keys of the model)");
+  };
+  try {
+    return factory(ctx);
+  } catch (const std::bad_alloc&) {
+    throw too_big("out of memory");
+  } catch (const c10::Error& e) {
+    const std::string msg = e.what_without_backtrace();
+    if (msg.find("alloc") == std::string::npos) throw;
+    throw too_big(msg.substr(0, msg.find('\n')));
+  }
 }
 
 std::vector<std::pair<std::string, std::string>> registered_models() {

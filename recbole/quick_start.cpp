@@ -58,6 +58,33 @@ std::string log_file_path(const config::Config& config) {
       .string();
 }
 
+// The output locations, checked before any work: a directory key naming a file (or a file key
+// naming a directory) would otherwise fail after training, or after the first epoch.
+void check_output_paths(const config::Config& config) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const char* key : {"checkpoint_dir", "log_dir"}) {
+    const fs::path p(config.get_string(key));
+    if (fs::exists(p, ec) && !fs::is_directory(p, ec))
+      throw ConfigError(config.source(key) + ": " + key + ": \"" + p.string() +
+                        "\" is a file; expected a directory (created when missing)");
+  }
+  if (config.is_null("result_file")) return;
+  const fs::path p(config.get_string("result_file"));
+  if (fs::is_directory(p, ec))
+    throw ConfigError(config.source("result_file") + ": result_file: \"" + p.string() +
+                      "\" is a directory; expected the path of a JSON file");
+  for (fs::path parent = p.parent_path(); !parent.empty(); parent = parent.parent_path()) {
+    if (fs::exists(parent, ec)) {
+      if (!fs::is_directory(parent, ec))
+        throw ConfigError(config.source("result_file") + ": result_file: \"" + p.string() +
+                          "\": \"" + parent.string() + "\" is a file, not a directory");
+      break;
+    }
+    if (parent == parent.parent_path()) break;
+  }
+}
+
 // Makes sure the dataset's files exist: the local main rank downloads when they are missing,
 // then every rank meets at a barrier (a no-op in a single process) before anyone reads them.
 void prepare_dataset_files(const config::Config& config, Dist& dist) {
@@ -125,7 +152,12 @@ void write_file_atomically(const std::string& path, const std::string& text) {
     out << text;
     if (!out.flush()) throw Error("cannot write " + tmp);
   }
-  std::filesystem::rename(tmp, path);
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);  // no stray temporary file; `path` itself is untouched
+    throw Error("cannot write " + path + ": " + ec.message());
+  }
 }
 
 RunResult run_recbole(const std::string& model, const std::string& dataset,
@@ -141,6 +173,7 @@ RunResult run_recbole(const std::string& model, const std::string& dataset,
 
 RunResult run(const config::Config& config) {
   const auto t_start = Clock::now();
+  check_output_paths(config);
   Dist dist(detect_dist_settings(config), /*cuda=*/false);
   // Ranks other than 0 log errors only; rank 0 logs at the configured level, also to a file.
   log::set_level(dist.is_main() ? log::parse_level(config.get_string("state")) : log::Level::kError);
@@ -174,6 +207,16 @@ RunResult run(const config::Config& config) {
   log::info(dataset.summary());
   log::info("split sizes: train " + std::to_string(split.train.size()) + ", valid " +
             std::to_string(split.valid.size()) + ", test " + std::to_string(split.test.size()));
+  // Metrics over no users would be 0/0: say so before any training instead of printing NaN.
+  if (split.test.size() == 0)
+    throw DataError("the test split is empty (train " + std::to_string(split.train.size()) +
+                    ", valid " + std::to_string(split.valid.size()) +
+                    ", test 0 interactions): expected eval_args.split to give the test set a "
+                    "share and the users enough interactions to fill it (eval_args is set by " +
+                    config.source("eval_args") + ")");
+  if (split.valid.size() == 0)
+    log::warning("the valid split is empty: no validation or early stopping; the model after "
+                 "the last epoch is tested");
 
   const int64_t n_users = dataset.n_users(), n_items = dataset.n_items();
   const data::InteractionMatrix train(n_users, n_items, split.train.users, split.train.items);

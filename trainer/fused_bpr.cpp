@@ -153,6 +153,11 @@ RECBOLE_INLINE double score_chunk_impl(const float* U, const float* I, const int
     }
   }
   float* out = dx + lo;
+  // A score that is not finite (a diverging run: parameters at inf or NaN) must not vanish in
+  // the clamp, whose min/max map NaN to a bound: the chunk's loss is NaN then, and the trainer
+  // stops with its "loss is nan" error as the generic path does. x − x is 0 only when finite.
+  int not_finite = 0;
+  for (int64_t i = 0; i < n; ++i) not_finite |= (x[i] - x[i] == 0.f) ? 0 : 1;
   // The clamp for e^−x in a loop of its own: inside the loss loop GCC specialises the clamped
   // cases into branches, and the loop no longer vectorises.
   for (int64_t i = 0; i < n; ++i) x[i] = std::min(std::max(-x[i], -87.f), 88.f);
@@ -163,7 +168,7 @@ RECBOLE_INLINE double score_chunk_impl(const float* U, const float* I, const int
   }
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) sum += loss[i];
-  return sum;
+  return not_finite ? std::nan("") : sum;
 }
 
 // Job A for samples [lo, hi): dx[r] = d loss / d (pos − neg score), the chunk's loss sum, and

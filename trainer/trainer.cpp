@@ -119,7 +119,18 @@ Trainer::Trainer(const config::Config& config, models::Model& model, const Devic
   const std::string dist_name = neg["distribution"] ? neg["distribution"].as<std::string>() : "none";
   int sample_num = 1;
   if (dist_name != "none") {
-    sample_num = neg["sample_num"].as<int>();
+    // A batch holds train_batch_size // sample_num positives, each with sample_num negatives
+    // (RecBole's rule). With sample_num above the batch size that would be one positive and
+    // sample_num rows per batch: an allocation the user did not mean (24 GB at 10⁹).
+    const int64_t wanted = neg["sample_num"].as<int64_t>();
+    const int64_t batch = config_.get_int("train_batch_size");
+    if (wanted > batch)
+      throw ConfigError("train_neg_sample_args: sample_num " + std::to_string(wanted) +
+                        " is larger than train_batch_size " + std::to_string(batch) +
+                        "; expected sample_num <= train_batch_size (a batch holds "
+                        "train_batch_size // sample_num positives, each with sample_num "
+                        "negatives)");
+    sample_num = static_cast<int>(wanted);
     std::vector<int64_t> counts(model_.n_items(), 0);
     for (int32_t i : data_.train_items) ++counts[i];
     sampler_ = std::make_unique<data::NegativeSampler>(

@@ -28,7 +28,16 @@ void EASE::fit() {
   g.diagonal().add_(reg_weight_);
   torch::Tensor p;
   {
-    torch::Tensor l = torch::linalg::cholesky(g);
+    torch::Tensor l;
+    try {
+      l = torch::linalg::cholesky(g);
+    } catch (const c10::Error&) {
+      // With reg_weight 0, G = XᵀX is singular whenever an item column is empty (the padding
+      // item 0 always is) or items are linearly dependent.
+      throw ConfigError("EASE: XᵀX + reg_weight · I is not positive definite with reg_weight " +
+                        std::to_string(reg_weight_) +
+                        "; expected reg_weight > 0 (RecBole's default is 250)");
+    }
     g = torch::Tensor();
     p = torch::cholesky_inverse(l);
   }

@@ -145,7 +145,25 @@ class ConfigBuilder {
     } catch (const YAML::Exception&) {
       raw = YAML::Node(text);
     }
-    return checked(key, raw, label, Origin{"", label});
+    try {
+      return checked(key, raw, label, Origin{"", label});
+    } catch (const ConfigError& e) {
+      // YAML can read what was typed as something else ("," and "" read as null, "|" as a
+      // block scalar): show the text itself and how to pass it as a string.
+      const KeyDecl* decl = find_key(key);
+      const bool scalar_key = decl != nullptr && (decl->type == KeyType::kBool ||
+                                                  decl->type == KeyType::kInt ||
+                                                  decl->type == KeyType::kFloat ||
+                                                  decl->type == KeyType::kString);
+      const bool misread =
+          (decl != nullptr && raw.IsNull()) ||
+          (scalar_key && (!raw.IsScalar() || (raw.Scalar().empty() && !text.empty())));
+      if (!misread) throw;
+      const std::string read = raw.IsNull() ? "null" : "\"" + node_text(raw) + "\"";
+      if (text.empty()) throw ConfigError(std::string(e.what()) + " (the value is empty)");
+      throw ConfigError(std::string(e.what()) + " (the text \"" + text + "\" reads as YAML " +
+                        read + "; quote it to pass it as a string: '" + text + "')");
+    }
   }
 
   // The embedded model file: exact name first, then a case-insensitive match (--model=bpr).

@@ -555,6 +555,32 @@ YAML::Node check_wandb_off(const YAML::Node& v) {
   return v;
 }
 
+// Keys RecBole has for features recbole-cpp does not implement: accepted at their "off" value,
+// so that RecBole's YAML files load, and an error otherwise (never silently ignored).
+std::function<YAML::Node(const YAML::Node&)> off_only(std::string expected) {
+  return [expected](const YAML::Node& v) -> YAML::Node {
+    const bool off = v.IsSequence() ? v.size() == 0 : v.Scalar() == "false";
+    if (!off) throw InvalidValue("", expected, v);
+    return v;
+  };
+}
+
+YAML::Node check_no_path(const YAML::Node& v) {
+  throw InvalidValue("", "no path (saving datasets and dataloaders is not supported): ~ or null", v);
+}
+
+YAML::Node check_utf8(const YAML::Node& v) {
+  const std::string e = to_lower(v.Scalar());
+  if (e != "utf-8" && e != "utf8" && e != "ascii")
+    throw InvalidValue("", "utf-8 (atomic files are read as UTF-8)", v);
+  return v;
+}
+
+YAML::Node check_nonempty(const YAML::Node& v) {
+  if (v.size() == 0) throw InvalidValue("", "a non-empty list of int >= 1", v);
+  return v;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The declarations
 // ---------------------------------------------------------------------------------------------
@@ -668,11 +694,22 @@ std::vector<KeyDecl> make_declarations() {
           .null()
           .help("When set, the final results are written there as JSON"),
       Key("show_progress", kBool, G).help("Show progress bars for training and evaluation"),
-      Key("save_dataset", kBool, G).help("Save the filtered dataset to reuse it in later runs"),
-      Key("dataset_save_path", kStr, G).null().help("Explicit path of a saved dataset"),
+      Key("save_dataset", kBool, G)
+          .shape("false")
+          .check(off_only("false (saving the filtered dataset is not supported)"))
+          .help("RecBole: save the filtered dataset; not supported, so it must stay false"),
+      Key("dataset_save_path", kStr, G)
+          .null()
+          .check(check_no_path)
+          .help("RecBole: path of a saved dataset; not supported, so it must stay null"),
       Key("save_dataloaders", kBool, G)
-          .help("Save the split dataloaders to reuse them in later runs"),
-      Key("dataloaders_save_path", kStr, G).null().help("Explicit path of saved dataloaders"),
+          .shape("false")
+          .check(off_only("false (saving the split dataloaders is not supported)"))
+          .help("RecBole: save the split dataloaders; not supported, so it must stay false"),
+      Key("dataloaders_save_path", kStr, G)
+          .null()
+          .check(check_no_path)
+          .help("RecBole: path of saved dataloaders; not supported, so it must stay null"),
       Key("log_wandb", kBool, G)
           .shape("false")
           .check(check_wandb_off)
@@ -724,13 +761,18 @@ std::vector<KeyDecl> make_declarations() {
           .check(check_eval_args)
           .help("Splitting, ordering, grouping and evaluation mode; keys left out take their "
                 "default"),
-      Key("repeatable", kBool, E).help("Evaluate a repeatable-recommendation scenario"),
+      Key("repeatable", kBool, E)
+          .shape("false")
+          .check(off_only("false (repeatable recommendation is not supported)"))
+          .help("RecBole: evaluate a repeatable-recommendation scenario (sequential models); "
+                "not supported, so it must stay false"),
       Key("metrics", kStrList, E)
           .shape("list of metric names (" + join_keys(known_metric_names()) + ")")
           .check(check_metrics)
           .help("Metrics to compute (case-insensitive); a single name is a one-element list"),
       Key("topk", kIntList, E)
           .min(1)
+          .check(check_nonempty)
           .help("Cut-offs of the top-k metrics; a single int is a one-element list"),
       Key("valid_metric", kStr, E)
           .shape("<metric>@<k> or GAUC")
@@ -794,7 +836,9 @@ std::vector<KeyDecl> make_declarations() {
           .help("Columns loaded for preprocessing but dropped before splitting"),
       Key("additional_feat_suffix", kStrList, D)
           .null()
-          .help("Extra feature files <dataset>.<suffix> to load"),
+          .check(off_only("[] (extra feature files are not supported)"))
+          .help("RecBole: extra feature files <dataset>.<suffix>; not supported, so it must "
+                "stay null"),
       Key("rm_dup_inter", kStr, D)
           .null()
           .choices({"first", "last"})
@@ -823,7 +867,10 @@ std::vector<KeyDecl> make_declarations() {
       Key("benchmark_filename", kStrList, D)
           .null()
           .help("Suffixes of pre-split files <dataset>.<suffix>.inter used as train, valid, test"),
-      Key("encoding", kStr, D).null().help("Text encoding of the atomic files; null = UTF-8"),
+      Key("encoding", kStr, D)
+          .null()
+          .check(check_utf8)
+          .help("Text encoding of the atomic files: null or utf-8 (the only one supported)"),
       Key("download_url", kStr, D)
           .null()
           .help("URL of the dataset archive, instead of the one in datasets/registry.yaml"),

@@ -23,10 +23,37 @@ namespace {
 
 constexpr size_t kChunkBytes = size_t{8} << 20;
 
+// The length of the well-formed UTF-8 sequence at s[i] (2 to 4 bytes), or 0.
+size_t utf8_sequence(std::string_view s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  const size_t n = c >= 0xf5 ? 0 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+  return n;
+}
+
+// A cell or header entry for an error message: at most 60 bytes, with control bytes (NUL
+// included: it would end the message where it is printed) and bytes that are not UTF-8 written
+// as \xNN, so that a binary or mis-encoded file still gives a readable message.
 std::string quoted(std::string_view s) {
   constexpr size_t kMax = 60;
+  static const char kHex[] = "0123456789abcdef";
+  const std::string_view shown = s.substr(0, kMax);
   std::string out = "\"";
-  out.append(s.substr(0, kMax));
+  for (size_t i = 0; i < shown.size();) {
+    const auto c = static_cast<unsigned char>(shown[i]);
+    const size_t n = c >= 0x80 ? utf8_sequence(shown, i) : (c >= 0x20 && c != 0x7f ? 1 : 0);
+    if (n > 0) {
+      out.append(shown.substr(i, n));
+      i += n;
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+    }
+  }
   if (s.size() > kMax) out += "...";
   out += "\"";
   return out;
@@ -267,6 +294,14 @@ int64_t parse_rows(LineReader& reader, const std::string& path,
                      ":" + field_type_name(h.type) + ": cannot parse " + quoted(cell) +
                      " as a float");
   };
+  // pandas reads "inf" and 1e400 as infinity; recbole-cpp refuses them (RecBole would carry
+  // them into normalisation and the metrics as inf / NaN): a missing value is an empty cell.
+  auto infinite_error = [&](const HeaderEntry& h, std::string_view cell) {
+    return DataError(path + ":" + std::to_string(reader.line_number()) + ": column " + h.name +
+                     ":" + field_type_name(h.type) + ": value " + quoted(cell) +
+                     " is not finite; expected a finite number (an empty cell or NaN for a "
+                     "missing value)");
+  };
   auto count_error = [&](int64_t found) {
     return DataError(path + ":" + std::to_string(reader.line_number()) + ": expected " +
                      std::to_string(n_fields) + " fields (as in the header), found " +
@@ -303,6 +338,8 @@ int64_t parse_rows(LineReader& reader, const std::string& path,
             if (!parse_float(p, cell_end, v)) {
               throw column_error(header[k], std::string_view(p, static_cast<size_t>(cell_end - p)));
             }
+            if (std::isinf(v))
+              throw infinite_error(header[k], std::string_view(p, static_cast<size_t>(cell_end - p)));
             c.floats.push_back(v);
             break;
           }
@@ -322,6 +359,9 @@ int64_t parse_rows(LineReader& reader, const std::string& path,
                     throw column_error(header[k],
                                        std::string_view(q, static_cast<size_t>(piece_end - q)));
                   }
+                  if (std::isinf(v))
+                    throw infinite_error(header[k],
+                                         std::string_view(q, static_cast<size_t>(piece_end - q)));
                   c.floats.push_back(v);
                 }
               }

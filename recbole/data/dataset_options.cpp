@@ -173,6 +173,10 @@ DatasetOptions DatasetOptions::from_config(const Config& config) {
   r.string("RATING_FIELD", o.rating_field);
   r.string("TIME_FIELD", o.time_field);
   r.string("LABEL_FIELD", o.label_field);
+  if (o.uid_field == o.iid_field)
+    throw ConfigError(config.source("USER_ID_FIELD") + ": USER_ID_FIELD and ITEM_ID_FIELD (" +
+                      config.source("ITEM_ID_FIELD") + ") are both \"" + o.uid_field +
+                      "\"; expected two different columns of the .inter file");
 
   if (config.has("load_col")) {
     if (config.is_null("load_col")) {

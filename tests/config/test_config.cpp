@@ -399,6 +399,16 @@ TEST_CASE("command-line values are typed YAML", "[config]") {
   const char* float_epochs[] = {"x", "--epochs=1e3"};
   CHECK(error_of([&] { Config::build(parse_command_line(2, float_epochs)); }) ==
         "command line --epochs: epochs: expected int >= 0, got \"1e3\"");
+  // Text that YAML reads as something else: the error shows what was typed.
+  const char* comma[] = {"x", "--field_separator=,"};
+  CHECK(error_of([&] { Config::build(parse_command_line(2, comma)); }) ==
+        "command line --field_separator: field_separator: expected one character, got \"~\" "
+        "(the text \",\" reads as YAML null; quote it to pass it as a string: ',')");
+  const char* empty[] = {"x", "--epochs="};
+  CHECK(error_of([&] { Config::build(parse_command_line(2, empty)); }) ==
+        "command line --epochs: epochs: expected int >= 0, got \"~\" (the value is empty)");
+  const char* quoted_comma[] = {"x", "--field_separator=','"};
+  CHECK(Config::build(parse_command_line(2, quoted_comma)).get_string("field_separator") == ",");
 }
 
 TEST_CASE("unknown keys suggest the nearest declared key", "[config]") {
@@ -444,6 +454,8 @@ TEST_CASE("bounds are enforced", "[config]") {
   CHECK(err("world_size", "-1") == "");
   CHECK(err("eval_memory_budget_mb", "0") != "");
   CHECK(err("topk", "[5, 0]") != "");
+  CHECK(err("topk", "[]").find("topk: expected a non-empty list of int >= 1") !=
+        std::string::npos);  // an empty list crashed the evaluator
   CHECK(err("l1_ratio", "1.5") == "API override: l1_ratio: expected float in [0, 1], got \"1.5\"");
   CHECK(err("embedding_size", "0") == "API override: embedding_size: expected int >= 1, got \"0\"");
   CHECK(err("tol", "0") != "");
@@ -500,6 +512,23 @@ TEST_CASE("choices and structured values are enforced", "[config]") {
   CHECK(err("seq_len", "{tags: 0}") != "");
   CHECK(err("download_sha256", "abc") != "");
   CHECK(err("log_wandb", "true") != "");
+  // RecBole keys for features recbole-cpp lacks: accepted off, an error on, never ignored.
+  CHECK(err("save_dataset", "false") == "");
+  CHECK(err("save_dataset", "true") ==
+        "API override: save_dataset: expected false (saving the filtered dataset is not "
+        "supported), got \"true\"");
+  CHECK(err("save_dataloaders", "true") != "");
+  CHECK(err("dataset_save_path", "~") == "");
+  CHECK(err("dataset_save_path", "/tmp/ds.pth") != "");
+  CHECK(err("dataloaders_save_path", "/tmp/dl.pth") != "");
+  CHECK(err("repeatable", "false") == "");
+  CHECK(err("repeatable", "true") != "");
+  CHECK(err("additional_feat_suffix", "~") == "");
+  CHECK(err("additional_feat_suffix", "[]") == "");
+  CHECK(err("additional_feat_suffix", "[ent]") != "");
+  CHECK(err("encoding", "utf-8") == "");
+  CHECK(err("encoding", "UTF8") == "");
+  CHECK(err("encoding", "latin-1") != "");
 }
 
 TEST_CASE("derived and normalised keys", "[config]") {

@@ -89,7 +89,7 @@ TEST_CASE("reader: types, missing cells, sequences, CRLF, blank lines, no final 
                                      "a\t1.5\tx y  z\t1 2\r\n"
                                      "\r\n"
                                      "\t\t\t\r\n"
-                                     "b\tNaN\ty\t+3e2 -inf\n"
+                                     "b\tNaN\ty\t+3e2 -4\n"
                                      "a\t 7 \t\t");
   AtomicFileOptions fo;
   const Table t = read_atomic_file(path, fo);
@@ -107,7 +107,41 @@ TEST_CASE("reader: types, missing cells, sequences, CRLF, blank lines, no final 
   const Column& fs = t.column("fs");
   CHECK(fs.offsets == std::vector<int64_t>{0, 2, 2, 4, 4});
   CHECK(fs.floats[2] == 300.0);
-  CHECK(std::isinf(fs.floats[3]));
+  CHECK(fs.floats[3] == -4.0);
+}
+
+TEST_CASE("reader: bytes that would garble an error message are written as \\xNN", "[atomic]") {
+  TempDir dir;
+  AtomicFileOptions fo;
+  // A NUL inside a cell (it used to cut the message off), and a binary header.
+  static const char kNul[] = "u:token\tt:float\na\t4\0garbage\n";
+  const std::string nul = dir.write("nul.inter", std::string(kNul, sizeof kNul - 1));
+  REQUIRE_THROWS_WITH(read_atomic_file(nul, fo),
+                      Catch::Contains(":2: column t:float: cannot parse \"4\\x00garbage\" as a float"));
+  static const char kElf[] = "\x7f" "ELF\x02\x01\xff\tx:token\n";
+  const std::string elf = dir.write("elf.inter", std::string(kElf, sizeof kElf - 1));
+  REQUIRE_THROWS_WITH(read_atomic_file(elf, fo),
+                      Catch::Contains("header entry \"\\x7fELF\\x02\\x01\\xff\" is not"));
+  // Well-formed UTF-8 stays as it is.
+  const std::string utf8 = dir.write("u8.inter", "u:token\tt:float\na\t\xc3\xa9t\xc3\xa9\n");
+  REQUIRE_THROWS_WITH(read_atomic_file(utf8, fo),
+                      Catch::Contains("cannot parse \"\xc3\xa9t\xc3\xa9\" as a float"));
+}
+
+TEST_CASE("reader: an infinite float is an error naming the file, line and column",
+          "[atomic]") {
+  TempDir dir;
+  AtomicFileOptions fo;
+  for (const std::string bad : {"inf", "-Infinity", "1e400"}) {
+    const std::string path =
+        dir.write("inf.inter", "u:token\tr:float\n" "a\t1\n" "b\t" + bad + "\n");
+    REQUIRE_THROWS_WITH(read_atomic_file(path, fo),
+                        Catch::Contains(path + ":3: column r:float: value \"" + bad +
+                                        "\" is not finite"));
+  }
+  const std::string seq = dir.write("seq.inter", "u:token\tv:float_seq\n" "a\t1 inf 2\n");
+  REQUIRE_THROWS_WITH(read_atomic_file(seq, fo),
+                      Catch::Contains(seq + ":2: column v:float_seq: value \"inf\" is not finite"));
 }
 
 TEST_CASE("reader: load_col / unload_col select columns, separators are configurable", "[atomic]") {

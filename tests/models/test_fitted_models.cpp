@@ -134,6 +134,15 @@ TEST_CASE("ItemKNN: shrunk cosine and top-k on a 3×3 case, item and user modes"
   }
 }
 
+TEST_CASE("EASE with reg_weight 0 is a ConfigError naming the key, not a linear-algebra failure",
+          "[models][ease]") {
+  TinyData d;  // item 0 (padding) has no interactions: XᵀX is singular
+  ModelHarness h(model_config("EASE", {{"reg_weight", "0"}}), d);
+  auto m = h.create();
+  REQUIRE_THROWS_AS(m->fit(), recbole::ConfigError);
+  REQUIRE_THROWS_WITH(m->fit(), Catch::Contains("expected reg_weight > 0"));
+}
+
 TEST_CASE("EASE: closed form equals one ridge regression per item without that item",
           "[models][ease]") {
   TinyData d;

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include <torch/torch.h>
@@ -10,7 +11,9 @@
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 #include "models/general/bpr.h"
+#include "recbole/data/dataset_options.h"
 #include "recbole/data/negative_sampler.h"
+#include "recbole/quick_start.h"
 #include "recbole/data/train_batcher.h"
 #include "trainer/evaluator.h"
 #include "trainer/fused_bpr.h"
@@ -444,4 +447,89 @@ TEST_CASE("fused sparse_adam follows torch's SparseAdam: only the batch's rows m
   }
   REQUIRE(torch::allclose(fused[0], params[0].detach(), 1e-4, 1e-6));
   REQUIRE(torch::allclose(fused[1], params[1].detach(), 1e-4, 1e-6));
+}
+
+TEST_CASE("a diverging run stops with the loss-is-nan error on the fused path as on the generic",
+          "[trainer]") {
+  // learning_rate 1e30 sends the weights to inf and the scores to NaN within an epoch or two.
+  // The fused path's clamp of the scores used to turn NaN into a finite (and negative) loss.
+  for (const char* fast : {"true", "false"}) {
+    INFO("fast_bpr " << fast);
+    auto config = tiny_config({{"epochs", "4"}, {"train_batch_size", "4"}, {"fast_bpr", fast},
+                               {"embedding_size", "8"}, {"learning_rate", "1e30"},
+                               {"eval_step", "0"},
+                               {"checkpoint_dir", (std::filesystem::temp_directory_path() /
+                                                   "recbole_diverge").string()}});
+    TinyBprRun run(config, 4, 8, {{1, 1, 2, 2, 3, 3, 1, 2}, {1, 2, 3, 4, 5, 6, 3, 1}},
+                   {{1, 2, 3}, {4, 5, 1}}, {{1, 2, 3}, {5, 6, 2}}, 1);
+    REQUIRE(run.trainer.uses_fused_path() == (std::string(fast) == "true"));
+    REQUIRE_THROWS_WITH(run.trainer.fit(), Catch::Contains("Training loss is nan at epoch"));
+  }
+}
+
+TEST_CASE("sample_num above train_batch_size is a ConfigError naming both keys", "[trainer]") {
+  // It used to make batches of one positive and sample_num rows (24 GB at sample_num 10^9).
+  auto config = tiny_config({{"train_batch_size", "4"},
+                             {"train_neg_sample_args", "{distribution: uniform, sample_num: 5}"}});
+  auto make = [&] {
+    TinyBprRun run(config, 4, 8, {{1, 1, 2, 2}, {1, 2, 3, 4}}, {{1}, {5}}, {{2}, {6}}, 1);
+  };
+  REQUIRE_THROWS_AS(make(), recbole::ConfigError);
+  REQUIRE_THROWS_WITH(make(), Catch::Contains("sample_num 5 is larger than train_batch_size 4"));
+  config = tiny_config({{"train_batch_size", "4"},
+                        {"train_neg_sample_args", "{distribution: uniform, sample_num: 4}"}});
+  REQUIRE_NOTHROW(make());
+}
+
+TEST_CASE("USER_ID_FIELD and ITEM_ID_FIELD naming one column is a ConfigError", "[trainer]") {
+  auto config = tiny_config({{"USER_ID_FIELD", "item_id"}});
+  REQUIRE_THROWS_AS(recbole::data::DatasetOptions::from_config(config), recbole::ConfigError);
+  REQUIRE_THROWS_WITH(recbole::data::DatasetOptions::from_config(config),
+                      Catch::Contains("USER_ID_FIELD and ITEM_ID_FIELD"));
+}
+
+TEST_CASE("an empty test split is an error before training, not NaN metrics", "[trainer]") {
+  const auto dir = std::filesystem::temp_directory_path() / "recbole_empty_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "tiny");
+  // Two users with one interaction each: RO 8/1/1 puts every row in train.
+  std::ofstream(dir / "tiny" / "tiny.inter")
+      << "user_id:token\titem_id:token\trating:float\ttimestamp:float\n1\t1\t3\t1\n2\t2\t3\t2\n";
+  auto config = tiny_config({{"data_path", dir.string()},
+                             {"epochs", "1"},
+                             {"log_dir", (dir / "log").string()},
+                             {"checkpoint_dir", (dir / "saved").string()}});
+  REQUIRE_THROWS_AS(recbole::run(config), recbole::DataError);
+  REQUIRE_THROWS_WITH(recbole::run(config),
+                      Catch::Contains("the test split is empty (train 2, valid 0, test 0"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("output paths of the wrong kind are ConfigErrors before any work", "[trainer]") {
+  const auto dir = std::filesystem::temp_directory_path() / "recbole_bad_outputs";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "a_dir");
+  std::ofstream(dir / "a_file") << "keep me\n";
+  // data_path does not exist: a check made after loading would report that instead.
+  auto with = [&](const std::string& key, const std::string& value) {
+    return tiny_config({{"data_path", (dir / "no_data").string()},
+                        {"log_dir", (dir / "log").string()},
+                        {"checkpoint_dir", (dir / "saved").string()},
+                        {key, value}});
+  };
+  for (const char* key : {"checkpoint_dir", "log_dir"}) {
+    INFO(key);
+    REQUIRE_THROWS_WITH(recbole::run(with(key, (dir / "a_file").string())),
+                        Catch::Contains(std::string(key) + ": \"" + (dir / "a_file").string() +
+                                        "\" is a file; expected a directory"));
+  }
+  REQUIRE_THROWS_WITH(recbole::run(with("result_file", (dir / "a_dir").string())),
+                      Catch::Contains("is a directory; expected the path of a JSON file"));
+  REQUIRE_THROWS_WITH(recbole::run(with("result_file", (dir / "a_file" / "r.json").string())),
+                      Catch::Contains("is a file, not a directory"));
+  std::ifstream kept(dir / "a_file");
+  std::string line;
+  std::getline(kept, line);
+  REQUIRE(line == "keep me");
+  std::filesystem::remove_all(dir);
 }
