@@ -53,8 +53,8 @@ int main(int argc, char** argv) {
     std::map<std::string, std::string> tool;
     recbole::config::ConfigSources sources =
         recbole::config::parse_command_line(argc, argv, {"epochs", "json"}, &tool);
-    if (sources.model.empty()) sources.model = "BPR";
-    if (sources.dataset.empty()) sources.dataset = "ml-100k";
+    sources.default_model = "BPR";
+    sources.default_dataset = "ml-100k";
     const std::string epochs = tool.count("epochs") ? tool["epochs"] : "1";
     for (auto [k, v] : std::map<std::string, std::string>{{"epochs", epochs},
                                                            {"eval_step", "1"},

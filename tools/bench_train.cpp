@@ -30,8 +30,8 @@ int main(int argc, char** argv) {
     recbole::config::ConfigSources sources =
         recbole::config::parse_command_line(argc, argv, {"repeat"}, &tool);
     const int repeat = tool.count("repeat") ? std::stoi(tool["repeat"]) : 3;
-    if (sources.model.empty()) sources.model = "BPR";
-    if (sources.dataset.empty()) sources.dataset = "ml-100k";
+    sources.default_model = "BPR";
+    sources.default_dataset = "ml-100k";
     sources.command_line.emplace_back("show_progress", "false");
     sources.command_line.emplace_back("state", "WARNING");
     std::vector<double> data, train, eval, total, rss, epochs;

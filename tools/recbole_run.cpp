@@ -106,8 +106,8 @@ int main(int argc, char** argv) {
         recbole::exit_process(0);
       }
     recbole::config::ConfigSources sources = recbole::config::parse_command_line(argc, argv);
-    if (sources.model.empty()) sources.model = "BPR";
-    if (sources.dataset.empty()) sources.dataset = "ml-100k";
+    sources.default_model = "BPR";
+    sources.default_dataset = "ml-100k";
     recbole::config::Config config = recbole::config::Config::build(sources);
     const int64_t nproc = config.get_int("nproc");
     if (nproc > 1 && !std::getenv("RECBOLE_RANK"))

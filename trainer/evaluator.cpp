@@ -261,18 +261,28 @@ evaluator::RankingRecords Evaluator::collect(models::Model& model,
       scores.index_put_({ri, ci}, neg_inf);
     }
     if (sampler) {
-      // Keep only the candidates: positives and the sampled negatives (duplicates collapse).
+      // Keep only the candidates: positives and the sampled negatives. A candidate drawn twice
+      // counts once, so each is listed once: the lists stay within b × n_items entries however
+      // large N is (uni100000 on 1.7k items drew 10⁹ entries, 15 GB, on ml-100k).
       rows.clear();
       cols.clear();
+      std::vector<uint8_t> listed(static_cast<size_t>(n_items_), 0);
+      auto add = [&](int64_t r, int32_t item) {
+        if (listed[static_cast<size_t>(item)]) return;
+        listed[static_cast<size_t>(item)] = 1;
+        rows.push_back(r), cols.push_back(item);
+      };
       for (int64_t r = 0; r < b; ++r) {
         const int32_t u = static_cast<int32_t>(block_users[r]);
+        const size_t first = cols.size();
         // One stream per (seed, phase, user): the same candidates whatever the block or rank.
         data::Rng rng(settings_.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(u) * 2 +
                       (phase == Phase::kTest ? 1 : 0));
         for (const int32_t* it = positives.row_begin(u); it != positives.row_end(u); ++it) {
-          rows.push_back(r), cols.push_back(*it);
-          for (int64_t k = 0; k < n_neg; ++k) rows.push_back(r), cols.push_back(sampler->sample(u, rng));
+          add(r, *it);
+          for (int64_t k = 0; k < n_neg; ++k) add(r, sampler->sample(u, rng));
         }
+        for (size_t i = first; i < cols.size(); ++i) listed[static_cast<size_t>(cols[i])] = 0;
       }
       torch::Tensor ri = device_.place(torch::tensor(rows, torch::kInt64));
       torch::Tensor ci = device_.place(torch::tensor(cols, torch::kInt64));

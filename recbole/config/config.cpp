@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "recbole/config/config_keys.h"
 #include "recbole/config/embedded_configs.h"
@@ -320,6 +321,11 @@ class ConfigBuilder {
     };
     auto [model, model_source] = pick(sources.model, sources.model_source, "model");
     auto [dataset, dataset_source] = pick(sources.dataset, sources.dataset_source, "dataset");
+    if (model.empty() && !sources.default_model.empty())
+      std::tie(model, model_source) = std::pair{sources.default_model, std::string("default")};
+    if (dataset.empty() && !sources.default_dataset.empty())
+      std::tie(dataset, dataset_source) =
+          std::pair{sources.default_dataset, std::string("default")};
 
     // Internal layers: overall < model < dataset defaults < the dataset's own file.
     std::vector<Entries> internal;
@@ -391,6 +397,9 @@ ConfigSources parse_command_line(int argc, const char* const* argv,
       throw ConfigError("command line: expected --key=value, got \"" + tok + "\"");
     const std::string value = tok.substr(eq + 1);
     if (!remember(name, value)) continue;  // same key, same value: harmless repeat
+    if ((name == "model" || name == "dataset") && value.empty())
+      throw ConfigError("command line --" + name + ": expected a " + name +
+                        " name, got an empty value");
     if (name == "model") {
       s.model = value;
       s.model_source = "command line --model";

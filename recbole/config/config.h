@@ -45,6 +45,10 @@ struct ConfigSources {
   // "API argument" (parse_command_line sets "command line --model").
   std::string model_source;
   std::string dataset_source;
+  // Used when neither the fields above nor any config file or override names one (a tool's
+  // default, e.g. recbole_run's BPR on ml-100k); a config file's `model:` wins over these.
+  std::string default_model;
+  std::string default_dataset;
 };
 
 // Splits argv into `--key=value` pairs. `--config_files=a.yaml,b.yaml`, `--model=X` and

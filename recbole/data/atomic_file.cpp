@@ -284,8 +284,9 @@ struct CellPlan {
 
 // Parses the rows of `reader`, to its end, into the columns of `plan`; returns the rows read.
 int64_t parse_rows(LineReader& reader, const std::string& path,
-                   const std::vector<HeaderEntry>& header, const std::vector<CellPlan>& plan,
-                   const Splitter& fields, const Splitter& seqs) {
+                   const std::vector<HeaderEntry>& header, std::string_view header_text,
+                   const std::vector<CellPlan>& plan, const Splitter& fields,
+                   const Splitter& seqs) {
   const size_t n_fields = header.size();
   int64_t n_rows = 0;
   std::string_view line;
@@ -310,6 +311,10 @@ int64_t parse_rows(LineReader& reader, const std::string& path,
 
   while (reader.next(line)) {
     if (line.empty()) continue;  // blank lines are skipped, as pandas does
+    // Two files joined with cat: the second header would become a user "user_id:token".
+    if (line == header_text)
+      throw DataError(path + ":" + std::to_string(reader.line_number()) +
+                      ": the header line again (files joined together?); expected a data row");
     const char* p = line.data();
     const char* end = p + line.size();
     for (size_t k = 0; k < n_fields; ++k) {
@@ -418,6 +423,9 @@ Table read_atomic_file(const std::string& path, const AtomicFileOptions& options
   std::string_view line;
   if (!reader.next(line)) throw DataError(path + ":1: empty file, expected a header line");
   const std::vector<HeaderEntry> header = parse_header(line, path, fields);
+  // Kept as a string (the view dies with the reader's next chunk), without a byte-order mark.
+  std::string header_text(line);
+  if (header_text.rfind("\xEF\xBB\xBF", 0) == 0) header_text.erase(0, 3);
 
   // Column selection.
   std::vector<uint8_t> selected(header.size(), 1);
@@ -502,7 +510,7 @@ Table read_atomic_file(const std::string& path, const AtomicFileOptions& options
   int64_t n_rows = 0;
   const int64_t split = split_point(path, reader.offset(), reader.file_size());
   if (split < 0) {
-    n_rows = parse_rows(reader, path, header, plan, fields, seqs);
+    n_rows = parse_rows(reader, path, header, header_text, plan, fields, seqs);
   } else {
     // The rows from `split` on are parsed on a second thread into columns and vocabularies of
     // their own (one per shared vocabulary: columns may share one), then appended. Their new
@@ -530,13 +538,13 @@ Table read_atomic_file(const std::string& path, const AtomicFileOptions& options
     std::thread tail([&] {
       try {
         LineReader tail_reader(path, split);
-        tail_rows = parse_rows(tail_reader, path, header, tail_plan, fields, seqs);
+        tail_rows = parse_rows(tail_reader, path, header, header_text, tail_plan, fields, seqs);
       } catch (...) {
         tail_error = std::current_exception();
       }
     });
     try {
-      n_rows = parse_rows(reader, path, header, plan, fields, seqs);
+      n_rows = parse_rows(reader, path, header, header_text, plan, fields, seqs);
     } catch (...) {
       tail.join();
       throw;
@@ -545,7 +553,7 @@ Table read_atomic_file(const std::string& path, const AtomicFileOptions& options
     if (tail_error) {
       // Parse the tail again on this thread, numbering its lines, for the error one thread gives.
       LineReader tail_reader(path, split, reader.line_number());
-      n_rows += parse_rows(tail_reader, path, header, plan, fields, seqs);
+      n_rows += parse_rows(tail_reader, path, header, header_text, plan, fields, seqs);
     } else {
       std::map<Vocabulary*, std::vector<int32_t>> to_shared;
       for (const auto& [shared, local] : tail_vocabs) {

@@ -407,6 +407,28 @@ TEST_CASE("command-line values are typed YAML", "[config]") {
   const char* empty[] = {"x", "--epochs="};
   CHECK(error_of([&] { Config::build(parse_command_line(2, empty)); }) ==
         "command line --epochs: epochs: expected int >= 0, got \"~\" (the value is empty)");
+  // A tool's default model and dataset give way to a config file naming them (recbole_run
+  // used to run BPR on ml-100k whatever the file said); an empty --dataset= is an error.
+  std::string named = dir.write("named.yaml", "model: Pop\ndataset: other\n");
+  std::string files = "--config_files=" + named;
+  const char* with_file[] = {"x", files.c_str()};
+  ConfigSources fs = parse_command_line(2, with_file);
+  fs.default_model = "BPR";
+  fs.default_dataset = "ml-100k";
+  Config from_file = Config::build(fs);
+  CHECK(from_file.model() == "Pop");
+  CHECK(from_file.dataset() == "other");
+  const char* nothing[] = {"x"};
+  ConfigSources ds = parse_command_line(1, nothing);
+  ds.default_model = "BPR";
+  ds.default_dataset = "ml-100k";
+  Config defaults = Config::build(ds);
+  CHECK(defaults.model() == "BPR");
+  CHECK(defaults.dataset() == "ml-100k");
+  CHECK(defaults.source("dataset") == "default");
+  const char* empty_dataset[] = {"x", "--dataset="};
+  CHECK(error_of([&] { parse_command_line(2, empty_dataset); }) ==
+        "command line --dataset: expected a dataset name, got an empty value");
   const char* quoted_comma[] = {"x", "--field_separator=','"};
   CHECK(Config::build(parse_command_line(2, quoted_comma)).get_string("field_separator") == ",");
 }

@@ -128,6 +128,15 @@ TEST_CASE("reader: bytes that would garble an error message are written as \\xNN
                       Catch::Contains("cannot parse \"\xc3\xa9t\xc3\xa9\" as a float"));
 }
 
+TEST_CASE("reader: the header line repeated among the rows is an error at its line", "[atomic]") {
+  TempDir dir;
+  AtomicFileOptions fo;
+  const std::string h = "u:token\tr:float\n";
+  const std::string path = dir.write("cat.inter", "\xEF\xBB\xBF" + h + "a\t1\n" + h + "b\t2\n");
+  REQUIRE_THROWS_WITH(read_atomic_file(path, fo),
+                      Catch::Contains(path + ":3: the header line again"));
+}
+
 TEST_CASE("reader: an infinite float is an error naming the file, line and column",
           "[atomic]") {
   TempDir dir;
