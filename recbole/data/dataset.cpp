@@ -203,8 +203,10 @@ class DatasetLoader {
     if (opt().benchmark_filename.empty()) {
       const std::string path = file_path("inter");
       if (!fs::is_regular_file(path)) {
-        throw DataError(path + ": file not found (the .inter file of dataset " + opt().dataset +
-                        " under data_path " + opt().data_path + ")");
+        const std::string what = "the .inter file of dataset " + opt().dataset +
+                                 " under data_path " + opt().data_path;
+        if (fs::is_directory(path)) throw DataError(path + ": is a directory, expected " + what);
+        throw DataError(path + ": file not found (" + what + ")");
       }
       ds_.inter_ = read_atomic_file(path, fo);
       ds_.stats_.bytes_read += static_cast<int64_t>(fs::file_size(path));
