@@ -8,10 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "models/model.h"
@@ -53,11 +56,30 @@ int free_port() {
   return port;
 }
 
+// The ranks started by launch_local_ranks, for the signal handler: a SIGTERM or SIGINT sent to
+// the launcher (a job scheduler stopping it, Ctrl-C) reaches them too instead of leaving them
+// running as orphans.
+pid_t g_ranks[1024];
+volatile sig_atomic_t g_n_ranks = 0;
+
+void forward_signal(int sig) {
+  for (int i = 0; i < g_n_ranks; ++i) ::kill(g_ranks[i], sig);
+}
+
 // Starts `nproc` copies of this program as ranks 0..nproc-1 and waits for all of them. When one
-// fails, the others are stopped, so a dead rank never leaves its peers hanging.
-int launch_local_ranks(int nproc, int argc, char** argv) {
-  const int port = free_port();
+// fails, the others are asked to stop (SIGTERM), then killed after kStopGrace: a dead rank
+// never leaves its peers hanging, nor a stopped (SIGSTOP) or wedged one the launcher.
+int launch_local_ranks(int nproc, int port, int argc, char** argv) {
+  constexpr auto kStopGrace = std::chrono::seconds(10);
+  if (nproc > static_cast<int>(sizeof g_ranks / sizeof g_ranks[0]))
+    throw recbole::ConfigError("nproc: at most 1024 local processes, got " + std::to_string(nproc));
+  if (port <= 0) port = free_port();
   std::vector<pid_t> pids;
+  struct sigaction sa {};
+  sa.sa_handler = forward_signal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGINT, &sa, nullptr);
   for (int rank = 0; rank < nproc; ++rank) {
     std::vector<std::string> env_strings;
     for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
@@ -75,25 +97,59 @@ int launch_local_ranks(int nproc, int argc, char** argv) {
       return 1;
     }
     pids.push_back(pid);
+    g_ranks[g_n_ranks] = pid;
+    g_n_ranks = g_n_ranks + 1;
   }
   int failures = 0;
-  for (size_t left = pids.size(); left > 0; --left) {
+  std::vector<bool> running(pids.size(), true);
+  std::chrono::steady_clock::time_point kill_at{};
+  for (size_t left = pids.size(); left > 0;) {
     int status = 0;
-    pid_t done = ::wait(&status);
+    const pid_t done = ::waitpid(-1, &status, WNOHANG);
+    if (done < 0 && errno != EINTR) break;
+    if (done <= 0) {
+      if (failures > 0 && std::chrono::steady_clock::now() > kill_at) {
+        for (size_t r = 0; r < pids.size(); ++r)
+          if (running[r]) ::kill(pids[r], SIGKILL);
+        kill_at = std::chrono::steady_clock::time_point::max();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    --left;
+    int rank = 0;
+    for (size_t r = 0; r < pids.size(); ++r)
+      if (pids[r] == done) rank = static_cast<int>(r), running[r] = false;
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (!ok && failures++ == 0) {
-      int rank = 0;
-      for (size_t r = 0; r < pids.size(); ++r)
-        if (pids[r] == done) rank = static_cast<int>(r);
       std::cerr << "recbole_run: rank " << rank << " failed ("
                 << (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
                                       : "signal " + std::to_string(WTERMSIG(status)))
                 << "); stopping the other ranks\n";
-      for (pid_t p : pids)
-        if (p != done) ::kill(p, SIGTERM);
+      for (size_t r = 0; r < pids.size(); ++r)
+        if (running[r]) ::kill(pids[r], SIGTERM);
+      kill_at = std::chrono::steady_clock::now() + kStopGrace;
     }
   }
   return failures ? 1 : 0;
+}
+
+// --nproc starts every rank on this machine; the keys of a multi-node launch would be ignored.
+int nproc_port(const recbole::config::Config& config, int64_t nproc) {
+  const int64_t world = config.get_int("world_size");
+  if (world > 0 && world != nproc)
+    throw recbole::ConfigError(
+        config.source("world_size") + ": world_size " + std::to_string(world) + " with nproc " +
+        std::to_string(nproc) +
+        ": --nproc starts all the ranks on this machine, so world_size must be nproc (or -1); "
+        "for several machines start each rank with torchrun, srun or mpirun, or with "
+        "world_size, offset and local_rank set per process");
+  if (config.get_int("offset") != 0)
+    throw recbole::ConfigError(config.source("offset") +
+                               ": offset must be 0 with --nproc (all ranks on this machine)");
+  // The port: the one given, else a free one (the default 5678 may be taken by another run).
+  const bool given = config.source("port").rfind("configs/", 0) != 0;
+  return given ? static_cast<int>(config.get_int("port")) : 0;
 }
 
 }  // namespace
@@ -111,7 +167,8 @@ int main(int argc, char** argv) {
     recbole::config::Config config = recbole::config::Config::build(sources);
     const int64_t nproc = config.get_int("nproc");
     if (nproc > 1 && !std::getenv("RECBOLE_RANK"))
-      recbole::exit_process(launch_local_ranks(static_cast<int>(nproc), argc, argv));
+      recbole::exit_process(
+          launch_local_ranks(static_cast<int>(nproc), nproc_port(config, nproc), argc, argv));
     recbole::run(config);
     recbole::exit_process(0);
   } catch (const recbole::Error& e) {

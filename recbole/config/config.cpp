@@ -18,6 +18,41 @@ namespace recbole::config {
 
 namespace {
 
+// " (a tab indents line N: ...)" when one does: yaml-cpp's message for it ("illegal map value")
+// does not say so.
+std::string tab_hint(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    const size_t first = line.find_first_not_of(' ');
+    if (first != std::string::npos && line[first] == '\t')
+      return " (a tab indents line " + std::to_string(n) + "; YAML indents with spaces only)";
+  }
+  return "";
+}
+
+// Counts the values of `node` as the checks will walk them, aliases expanded, and stops at
+// `budget`: ten nested aliases in a 500-byte file expand to 10¹⁰ values.
+bool within(const YAML::Node& node, int64_t& budget) {
+  if (--budget < 0) return false;
+  if (node.IsSequence()) {
+    for (const auto& child : node)
+      if (!within(child, budget)) return false;
+  } else if (node.IsMap()) {
+    for (const auto& kv : node)
+      if (!within(kv.first, budget) || !within(kv.second, budget)) return false;
+  }
+  return true;
+}
+
+void check_expanded_size(const YAML::Node& node, const std::string& where) {
+  constexpr int64_t kMaxValues = 100000;
+  int64_t budget = kMaxValues;
+  if (!within(node, budget))
+    throw ConfigError(where + ": more than " + std::to_string(kMaxValues) +
+                      " values once YAML aliases (*name) are expanded; expected a config file");
+}
+
 constexpr const char* kOverallYaml = "configs/overall.yaml";
 constexpr const char* kDatasetDefaultYaml = "configs/dataset/default.yaml";
 constexpr const char* kDerived = "derived";
@@ -90,10 +125,17 @@ class ConfigBuilder {
   static Entries read_yaml(const std::string& text, const std::string& file) {
     YAML::Node doc;
     try {
-      doc = YAML::Load(text);
+      std::vector<YAML::Node> docs = YAML::LoadAll(text);
+      if (docs.size() > 1)
+        throw ConfigError(at_line(file, std::max(docs[1].Mark().line, 0)) +
+                          ": a second YAML document (after ---); expected one document of "
+                          "`key: value` lines per file (give several files instead)");
+      if (!docs.empty()) doc = docs[0];
     } catch (const YAML::ParserException& e) {
-      throw ConfigError(at_line(file, std::max(e.mark.line, 0)) + ": YAML syntax error: " + e.msg);
+      throw ConfigError(at_line(file, std::max(e.mark.line, 0)) + ": YAML syntax error: " + e.msg +
+                        tab_hint(text));
     }
+    check_expanded_size(doc, file);
     Entries out;
     if (doc.IsNull()) return out;  // empty or comments only
     if (!doc.IsMap())
@@ -146,6 +188,7 @@ class ConfigBuilder {
     } catch (const YAML::Exception&) {
       raw = YAML::Node(text);
     }
+    check_expanded_size(raw, label);
     try {
       return checked(key, raw, label, Origin{"", label});
     } catch (const ConfigError& e) {

@@ -881,6 +881,7 @@ std::vector<KeyDecl> make_declarations() {
           .help("Expected SHA-256 of the downloaded archive"),
       Key("download_timeout", kFloat, D)
           .above(0)
+          .max(86400)  // finite: the HTTP client's timeouts are integers of milliseconds
           .help("Seconds a download may stall before the attempt fails"),
       Key("download_retries", kInt, D).min(0).help("Further attempts after a failed download"),
 
@@ -899,6 +900,7 @@ std::vector<KeyDecl> make_declarations() {
           .help("Collective backend: auto = nccl on CUDA, gloo on CPU"),
       Key("dist_timeout", kFloat, X)
           .above(0)
+          .max(604800)  // a week; finite, since c10d and Gloo take integer milliseconds
           .help("Seconds a rendezvous or collective may wait before failing"),
 
       // ---- Models ----

@@ -1,6 +1,7 @@
 #include "recbole/utils/dist.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -23,11 +24,30 @@ const char* env(const char* name) {
 int env_int(const char* name, const char* launcher) {
   const char* v = env(name);
   try {
-    return std::stoi(v);
+    size_t used = 0;
+    const int i = std::stoi(v, &used);
+    if (v[used] == '\0') return i;
   } catch (const std::exception&) {
-    throw DistError(std::string(launcher) + " variable " + name + ": expected an integer, got \"" +
-                    v + "\"");
   }
+  throw DistError(std::string(launcher) + " variable " + name + ": expected an integer, got \"" +
+                  v + "\"");
+}
+
+int env_port(const char* name, const char* launcher) {
+  const int port = env_int(name, launcher);
+  if (port < 1 || port > 65535)
+    throw DistError(std::string(launcher) + " variable " + name +
+                    ": expected a port in 1..65535, got " + std::to_string(port));
+  return port;
+}
+
+// A libtorch exception's message without the C++ stack frames it carries.
+std::string short_message(const std::exception& e) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  std::string m = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+  const size_t frames = m.find("\nException raised from");
+  if (frames != std::string::npos) m.resize(frames);
+  return m.substr(0, 400);
 }
 
 }  // namespace
@@ -45,7 +65,7 @@ DistSettings detect_dist_settings(const config::Config& config) {
     s.rank = env_int("RECBOLE_RANK", "recbole_run");
     s.world_size = env_int("RECBOLE_WORLD_SIZE", "recbole_run");
     s.local_rank = env("RECBOLE_LOCAL_RANK") ? env_int("RECBOLE_LOCAL_RANK", "recbole_run") : s.rank;
-    if (env("RECBOLE_MASTER_PORT")) s.master_port = env_int("RECBOLE_MASTER_PORT", "recbole_run");
+    if (env("RECBOLE_MASTER_PORT")) s.master_port = env_port("RECBOLE_MASTER_PORT", "recbole_run");
     s.local_world_size = s.world_size;  // --nproc starts every process on this machine
   } else if (env("RANK") && env("WORLD_SIZE")) {
     s.launcher = "torchrun";
@@ -55,7 +75,7 @@ DistSettings detect_dist_settings(const config::Config& config) {
     s.local_world_size =
         env("LOCAL_WORLD_SIZE") ? env_int("LOCAL_WORLD_SIZE", "torchrun") : s.world_size;
     if (env("MASTER_ADDR")) s.master_addr = env("MASTER_ADDR");
-    if (env("MASTER_PORT")) s.master_port = env_int("MASTER_PORT", "torchrun");
+    if (env("MASTER_PORT")) s.master_port = env_port("MASTER_PORT", "torchrun");
     // torchrun's elastic agent hosts the store itself and tells the workers so.
     s.store_hosted_by_launcher = env("TORCHELASTIC_USE_AGENT_STORE") &&
                                  std::string(env("TORCHELASTIC_USE_AGENT_STORE")) == "True";
@@ -67,7 +87,8 @@ DistSettings detect_dist_settings(const config::Config& config) {
                        ? env_int("OMPI_COMM_WORLD_LOCAL_RANK", "OpenMPI") : 0;
     s.local_world_size = env("OMPI_COMM_WORLD_LOCAL_SIZE")
                              ? env_int("OMPI_COMM_WORLD_LOCAL_SIZE", "OpenMPI") : s.world_size;
-  } else if (env("SLURM_PROCID") && env("SLURM_NTASKS")) {
+  } else if (env("SLURM_PROCID") && env("SLURM_NTASKS") &&
+             (env("SLURM_STEP_ID") || env("SLURM_STEPID"))) {
     s.launcher = "slurm";
     s.rank = env_int("SLURM_PROCID", "Slurm");
     s.world_size = env_int("SLURM_NTASKS", "Slurm");
@@ -76,6 +97,15 @@ DistSettings detect_dist_settings(const config::Config& config) {
     const char* per_node = env("SLURM_NTASKS_PER_NODE");
     s.local_world_size = per_node && std::atoi(per_node) > 0 ? std::atoi(per_node) : s.world_size;
   } else {
+    if (env("SLURM_PROCID") && env("SLURM_NTASKS"))
+      // A batch script's own environment (sbatch --ntasks=N) has SLURM_PROCID and SLURM_NTASKS,
+      // but only srun starts the N tasks, and only srun's tasks have a step id. Taken for a
+      // launch, a plain `recbole_run` in the script would wait dist_timeout for ranks that
+      // never come.
+      log::warning("Slurm variables without a job step (SLURM_NTASKS " +
+                   std::string(env("SLURM_NTASKS")) +
+                   ", no SLURM_STEP_ID): not started by srun, so not a distributed launch; start "
+                   "the ranks with srun to train on several processes");
     const int64_t world = config.get_int("world_size");
     if (world > 1) {
       s.launcher = "config";
@@ -100,10 +130,16 @@ struct Dist::Impl {
 
 namespace {
 
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
+}
+
 std::string where(const DistSettings& s) {
   return "store " + s.master_addr + ":" + std::to_string(s.master_port) + ", rank " +
          std::to_string(s.rank) + " of world size " + std::to_string(s.world_size) +
-         " (launcher " + s.launcher + ", dist_timeout " + std::to_string(s.timeout_s) + " s)";
+         " (launcher " + s.launcher + ", dist_timeout " + seconds_text(s.timeout_s) + ")";
 }
 
 }  // namespace
@@ -115,6 +151,8 @@ Dist::Dist(const DistSettings& settings, bool cuda) : settings_(settings) {
                     std::string(TORCH_VERSION) + "); use dist_backend: gloo and device: cpu");
   impl_ = std::make_unique<Impl>();
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(settings_.timeout_s * 1000));
+  // Said before waiting: a rank whose peers never come waits dist_timeout (30 min by default).
+  log::info("joining the process group: " + where(settings_));
   try {
     c10d::TCPStoreOptions opts;
     opts.port = static_cast<uint16_t>(settings_.master_port);
@@ -130,7 +168,7 @@ Dist::Dist(const DistSettings& settings, bool cuda) : settings_(settings) {
                                                               settings_.world_size, options);
   } catch (const std::exception& e) {
     throw DistError("cannot join the process group at " + where(settings_) + ": " +
-                    std::string(e.what()).substr(0, 300) +
+                    short_message(e) +
                     "\nCheck that every rank uses the same address and port (ip/port, "
                     "MASTER_ADDR/MASTER_PORT), that rank 0 is running and the port is free and "
                     "reachable, and that WORLD_SIZE matches the number of processes started.");
@@ -147,7 +185,7 @@ void run_collective(const DistSettings& s, const std::string& what, F&& f) {
     auto work = f();
     work->wait();
   } catch (const std::exception& e) {
-    throw DistError(what + " failed at " + where(s) + ": " + std::string(e.what()).substr(0, 300) +
+    throw DistError(what + " failed at " + where(s) + ": " + short_message(e) +
                     "\nA peer process probably died or stopped responding; see its log.");
   }
 }

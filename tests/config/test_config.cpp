@@ -603,6 +603,23 @@ TEST_CASE("missing files and YAML syntax errors", "[config]") {
         dup + ":3: key \"epochs\" is given twice (first at line 1)");
   std::string empty = dir.write("empty.yaml", "# nothing here\n");
   CHECK(error_of([&] { build_with({empty}); }) == "");
+  // A second document used to be dropped unread (with its invalid value).
+  std::string multi = dir.write("multi.yaml", "epochs: 1\n---\nlearning_rate: abc\n");
+  CHECK(error_of([&] { build_with({multi}); }).rfind(multi + ":3: a second YAML document", 0) ==
+        0);
+  std::string tab = dir.write("tab.yaml", "eval_args:\n\tmode: full\n");
+  CHECK(error_of([&] { build_with({tab}); }).find("a tab indents line 2") != std::string::npos);
+  // Nine levels of aliases, 10 references each: 10⁹ values to check (the run hung).
+  std::string expr = "&l0 [10, 10]";
+  for (int i = 1; i < 9; ++i) {
+    std::string refs;
+    for (int k = 0; k < 9; ++k) refs += ", *l" + std::to_string(i - 1);
+    expr = "&l" + std::to_string(i) + " [" + expr + refs + "]";
+  }
+  std::string bomb = dir.write("bomb.yaml", "topk: " + expr + "\n");
+  CHECK(error_of([&] { build_with({bomb}); }) ==
+        bomb + ": more than 100000 values once YAML aliases (*name) are expanded; expected a "
+               "config file");
 }
 
 TEST_CASE("dump groups keys by category with their sources", "[config]") {

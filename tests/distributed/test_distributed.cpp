@@ -225,6 +225,7 @@ TEST_CASE("Slurm-style variables: two ranks train", "[dist]") {
   two_ranks_train("slurm", [&](int r) {
     return std::map<std::string, std::string>{{"SLURM_PROCID", std::to_string(r)},
                                               {"SLURM_NTASKS", "2"},
+                                              {"SLURM_STEP_ID", "0"},  // srun's tasks
                                               {"SLURM_LOCALID", std::to_string(r)}};
   }, {"--ip=127.0.0.1", "--port=" + std::to_string(port)});
 }
@@ -280,6 +281,75 @@ TEST_CASE("a peer killed mid-training ends the other rank within dist_timeout", 
   REQUIRE(rc != -1);
   REQUIRE(took < 5 + 10);  // dist_timeout plus start-up slack
   REQUIRE(log.find("rank 0 of world size 2") != std::string::npos);
+  fs::remove_all(w);
+}
+
+namespace {
+
+// The pids of the processes whose parent is `parent` (from /proc).
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    std::string state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent) out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("recbole_run --nproc: a stopped rank cannot hang the launcher", "[dist]") {
+  // Rank 0 fails within dist_timeout when its peer stops answering (SIGSTOP); the launcher then
+  // asks the stopped rank to terminate, which it cannot while stopped: it must kill it.
+  const std::string w = workdir("stopped");
+  auto args = base_args(w, "r.json");
+  args.push_back("--nproc=2");
+  args.push_back("--epochs=100000");
+  args.push_back("--dist_timeout=3");
+  Proc launcher = start(args, {}, w + "/launcher.log");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (read(launcher.log).find("epoch 1 training") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  REQUIRE(read(launcher.log).find("epoch 1 training") != std::string::npos);
+  const std::vector<pid_t> ranks = children_of(launcher.pid);
+  REQUIRE(ranks.size() == 2);
+  kill(ranks[0], SIGSTOP);
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = wait_for(launcher, 60);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (pid_t r : ranks) kill(r, SIGKILL);  // nothing left behind if the test fails
+  INFO(read(launcher.log));
+  REQUIRE(rc == 1);
+  REQUIRE(took < 3 + 10 + 10);  // dist_timeout, the launcher's 10 s grace, slack
+  fs::remove_all(w);
+}
+
+TEST_CASE("recbole_run --nproc with world_size or offset of a multi-node launch is an error",
+          "[dist]") {
+  const std::string w = workdir("nproc_world");
+  for (const std::string extra : {"--world_size=3", "--offset=2"}) {
+    auto args = base_args(w, "r.json");
+    args.push_back("--nproc=2");
+    args.push_back(extra);
+    Proc p = start(args, {}, w + "/run.log");
+    INFO(extra << ": " << read(w + "/run.log"));
+    REQUIRE(wait_for(p, 60) == 1);
+    const std::string log = read(w + "/run.log");
+    const bool named = log.find("--nproc starts all the ranks on this machine") != std::string::npos ||
+                       log.find("offset must be 0 with --nproc") != std::string::npos;
+    REQUIRE(named);
+  }
   fs::remove_all(w);
 }
 

@@ -171,8 +171,26 @@ TEST_CASE("the local process count comes from the launcher", "[dist][threads]") 
   }
   {
     ScopedEnv rank("SLURM_PROCID", "0"), world("SLURM_NTASKS", "6"),
-        per_node("SLURM_NTASKS_PER_NODE", "2(x3)");
+        per_node("SLURM_NTASKS_PER_NODE", "2(x3)"), step("SLURM_STEP_ID", "0");
     REQUIRE(recbole::detect_dist_settings(config).local_world_size == 2);
   }
+  {
+    // A batch script's environment (sbatch --ntasks=6, no srun): no step id, so not a launch.
+    // Taken for one, a plain run in the script would wait dist_timeout for 5 absent ranks.
+    ScopedEnv rank("SLURM_PROCID", "0"), world("SLURM_NTASKS", "6");
+    const DistSettings d = recbole::detect_dist_settings(config);
+    REQUIRE(d.world_size == 1);
+    REQUIRE(d.launcher == "none");
+  }
   REQUIRE(recbole::detect_dist_settings(config).local_world_size == 1);  // no launcher
+}
+
+TEST_CASE("launcher ports outside 1..65535 are errors, not wrapped around", "[dist]") {
+  const auto config = plain_config();
+  for (const char* bad : {"70000", "0", "-5", "12ab"}) {
+    INFO(bad);
+    ScopedEnv rank("RANK", "1"), world("WORLD_SIZE", "2"), port("MASTER_PORT", bad);
+    REQUIRE_THROWS_AS(recbole::detect_dist_settings(config), recbole::DistError);
+    REQUIRE_THROWS_WITH(recbole::detect_dist_settings(config), Catch::Contains("MASTER_PORT"));
+  }
 }
