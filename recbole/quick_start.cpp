@@ -1,5 +1,6 @@
 #include "recbole/quick_start.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -58,6 +59,17 @@ std::string log_file_path(const config::Config& config) {
       .string();
 }
 
+// Whether a file can be created in `dir`, by creating and removing one (access(2) says yes to
+// root anywhere, /proc included).
+bool can_create_file_in(const std::filesystem::path& dir) {
+  const std::string probe = (dir / (".recbole-probe-" + std::to_string(::getpid()))).string();
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return false;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return true;
+}
+
 // The output locations, checked before any work: a directory key naming a file (or a file key
 // naming a directory) would otherwise fail after training, or after the first epoch.
 void check_output_paths(const config::Config& config) {
@@ -68,6 +80,12 @@ void check_output_paths(const config::Config& config) {
     if (fs::exists(p, ec) && !fs::is_directory(p, ec))
       throw ConfigError(config.source(key) + ": " + key + ": \"" + p.string() +
                         "\" is a file; expected a directory (created when missing)");
+    if (!fs::create_directories(p, ec) && ec)
+      throw ConfigError(config.source(key) + ": " + key + ": cannot create \"" + p.string() +
+                        "\": " + ec.message());
+    if (!can_create_file_in(p))
+      throw ConfigError(config.source(key) + ": " + key + ": cannot create files in \"" +
+                        p.string() + "\"");
   }
   if (config.is_null("result_file")) return;
   const fs::path p(config.get_string("result_file"));
@@ -83,6 +101,13 @@ void check_output_paths(const config::Config& config) {
     }
     if (parent == parent.parent_path()) break;
   }
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::create_directories(dir, ec) && ec)
+    throw ConfigError(config.source("result_file") + ": result_file: cannot create \"" +
+                      dir.string() + "\": " + ec.message());
+  if (!can_create_file_in(dir))
+    throw ConfigError(config.source("result_file") + ": result_file: cannot create files in \"" +
+                      dir.string() + "\"");
 }
 
 // Makes sure the dataset's files exist: the local main rank downloads when they are missing,

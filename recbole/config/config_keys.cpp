@@ -576,6 +576,13 @@ YAML::Node check_utf8(const YAML::Node& v) {
   return v;
 }
 
+YAML::Node check_url(const YAML::Node& v) {
+  const std::string u = to_lower(v.Scalar());
+  for (const char* scheme : {"http://", "https://", "file:///"})
+    if (u.rfind(scheme, 0) == 0 && u.size() > std::string(scheme).size()) return v;
+  throw InvalidValue("", "a URL: http://, https:// or file:///absolute/path", v);
+}
+
 YAML::Node check_nonempty(const YAML::Node& v) {
   if (v.size() == 0) throw InvalidValue("", "a non-empty list of int >= 1", v);
   return v;
@@ -873,6 +880,8 @@ std::vector<KeyDecl> make_declarations() {
           .help("Text encoding of the atomic files: null or utf-8 (the only one supported)"),
       Key("download_url", kStr, D)
           .null()
+          .shape("a URL: http://, https:// or file:///absolute/path")
+          .check(check_url)
           .help("URL of the dataset archive, instead of the one in datasets/registry.yaml"),
       Key("download_sha256", kStr, D)
           .null()

@@ -205,7 +205,10 @@ class DatasetLoader {
       if (!fs::is_regular_file(path)) {
         const std::string what = "the .inter file of dataset " + opt().dataset +
                                  " under data_path " + opt().data_path;
-        if (fs::is_directory(path)) throw DataError(path + ": is a directory, expected " + what);
+        if (fs::exists(path))
+          throw DataError(path + ": is " +
+                          (fs::is_directory(path) ? "a directory" : "not a regular file") +
+                          ", expected " + what);
         throw DataError(path + ": file not found (" + what + ")");
       }
       ds_.inter_ = read_atomic_file(path, fo);

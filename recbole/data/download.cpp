@@ -284,6 +284,9 @@ std::string ensure_dataset_files(const std::string& name, const std::string& dat
                                       : " (verified)"));
     fs::rename(part, archive);
     fs::remove(part.string() + ".origin", ec);
+    if (fs::file_size(archive) == 0)
+      throw DataError(source->url + " sent nothing (0 bytes); expected an archive of " + name +
+                      ".inter (and .user / .item)");
 
     stage = "cannot unpack the archive from " + source->url;
     fs::create_directories(extracted);

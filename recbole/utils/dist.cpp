@@ -1,5 +1,8 @@
 #include "recbole/utils/dist.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -153,6 +156,16 @@ Dist::Dist(const DistSettings& settings, bool cuda) : settings_(settings) {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(settings_.timeout_s * 1000));
   // Said before waiting: a rank whose peers never come waits dist_timeout (30 min by default).
   log::info("joining the process group: " + where(settings_));
+  // A name that does not resolve would otherwise cost the whole dist_timeout in retries.
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int gai = ::getaddrinfo(settings_.master_addr.c_str(), nullptr, &hints, &found);
+  if (gai == EAI_NONAME)  // not a transient failure (EAI_AGAIN): c10d's retries may still win
+    throw DistError("cannot resolve the rank-0 address \"" + settings_.master_addr + "\" (" +
+                    ::gai_strerror(gai) + "): set ip (or MASTER_ADDR) to a reachable host name "
+                    "or address; " + where(settings_));
+  if (found != nullptr) ::freeaddrinfo(found);
   try {
     c10d::TCPStoreOptions opts;
     opts.port = static_cast<uint16_t>(settings_.master_port);

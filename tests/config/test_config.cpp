@@ -533,6 +533,11 @@ TEST_CASE("choices and structured values are enforced", "[config]") {
   CHECK(err("clip_grad_norm", "{norm_type: 2}") != "");
   CHECK(err("seq_len", "{tags: 0}") != "");
   CHECK(err("download_sha256", "abc") != "");
+  CHECK(err("download_url", "https://example.org/d.zip") == "");
+  CHECK(err("download_url", "file:///data/d.zip") == "");
+  CHECK(err("download_url", "srv/good.zip") ==  // used to fail as "Could not resolve host: srv"
+        "API override: download_url: expected a URL: http://, https:// or file:///absolute/path "
+        "or null, got \"srv/good.zip\"");
   CHECK(err("log_wandb", "true") != "");
   // RecBole keys for features recbole-cpp lacks: accepted off, an error on, never ignored.
   CHECK(err("save_dataset", "false") == "");

@@ -335,6 +335,23 @@ TEST_CASE("recbole_run --nproc: a stopped rank cannot hang the launcher", "[dist
   fs::remove_all(w);
 }
 
+TEST_CASE("a rank-0 address that does not resolve fails at once, not after dist_timeout",
+          "[dist]") {
+  const std::string w = workdir("noname");
+  auto args = base_args(w, "r.json");
+  args.push_back("--dist_timeout=60");
+  Proc p = start(args, {{"RANK", "1"}, {"WORLD_SIZE", "2"},
+                        {"MASTER_ADDR", "no.such.host.invalid"}}, w + "/run.log");
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = wait_for(p, 55);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(read(w + "/run.log"));
+  REQUIRE(rc == 1);
+  REQUIRE(took < 20);
+  REQUIRE(read(w + "/run.log").find("cannot resolve the rank-0 address") != std::string::npos);
+  fs::remove_all(w);
+}
+
 TEST_CASE("recbole_run --nproc with world_size or offset of a multi-node launch is an error",
           "[dist]") {
   const std::string w = workdir("nproc_world");

@@ -527,6 +527,11 @@ TEST_CASE("output paths of the wrong kind are ConfigErrors before any work", "[t
                       Catch::Contains("is a directory; expected the path of a JSON file"));
   REQUIRE_THROWS_WITH(recbole::run(with("result_file", (dir / "a_file" / "r.json").string())),
                       Catch::Contains("is a file, not a directory"));
+  // Folders that cannot be made or written (used to fail after training as internal errors).
+  REQUIRE_THROWS_WITH(recbole::run(with("checkpoint_dir", "/proc/recbole_no_such")),
+                      Catch::Contains("checkpoint_dir: cannot create \"/proc/recbole_no_such\""));
+  REQUIRE_THROWS_WITH(recbole::run(with("result_file", "/proc/r.json")),
+                      Catch::Contains("result_file: cannot create files in \"/proc\""));
   std::ifstream kept(dir / "a_file");
   std::string line;
   std::getline(kept, line);
