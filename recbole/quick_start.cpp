@@ -232,6 +232,12 @@ RunResult run(const config::Config& config) {
   log::info(dataset.summary());
   log::info("split sizes: train " + std::to_string(split.train.size()) + ", valid " +
             std::to_string(split.valid.size()) + ", test " + std::to_string(split.test.size()));
+  if (split.train.size() == 0)
+    throw DataError("the train split is empty (train 0, valid " +
+                    std::to_string(split.valid.size()) + ", test " +
+                    std::to_string(split.test.size()) +
+                    " interactions): expected eval_args.split to give the train set a share "
+                    "(eval_args is set by " + config.source("eval_args") + ")");
   // Metrics over no users would be 0/0: say so before any training instead of printing NaN.
   if (split.test.size() == 0)
     throw DataError("the test split is empty (train " + std::to_string(split.train.size()) +

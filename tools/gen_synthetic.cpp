@@ -33,6 +33,25 @@ struct Args {
   double alpha = 1.0;
 };
 
+// The whole of `value` as a number of type T, else an error naming the option.
+template <typename T>
+T number(const std::string& key, const std::string& value) {
+  T v{};
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, v);
+  if (ec != std::errc() || ptr != end || value.empty())
+    throw std::runtime_error("--" + key + ": expected a number, got \"" + value + "\"");
+  return v;
+}
+
+double real_number(const std::string& key, const std::string& value) {
+  char* end = nullptr;
+  const double v = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !std::isfinite(v))
+    throw std::runtime_error("--" + key + ": expected a finite number, got \"" + value + "\"");
+  return v;
+}
+
 Args parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
@@ -47,15 +66,15 @@ Args parse(int argc, char** argv) {
     else if (key == "name")
       a.name = value;
     else if (key == "users")
-      a.users = std::stoll(value);
+      a.users = number<int64_t>(key, value);
     else if (key == "items")
-      a.items = std::stoll(value);
+      a.items = number<int64_t>(key, value);
     else if (key == "inters")
-      a.inters = std::stoll(value);
+      a.inters = number<int64_t>(key, value);
     else if (key == "seed")
-      a.seed = std::stoull(value);
+      a.seed = number<uint64_t>(key, value);
     else if (key == "alpha")
-      a.alpha = std::stod(value);
+      a.alpha = real_number(key, value);
     else
       throw std::runtime_error("unknown option --" + key);
   }
@@ -63,6 +82,17 @@ Args parse(int argc, char** argv) {
   if (a.users < 1 || a.items < 1 || a.inters < 0) {
     throw std::runtime_error("--users and --items must be >= 1, --inters >= 0");
   }
+  // Ids are 32-bit in recbole-cpp, and the item table (two 8-byte arrays) must fit in memory.
+  constexpr int64_t kMaxIds = (int64_t{1} << 31) - 2;
+  if (a.users > kMaxIds || a.items > kMaxIds)
+    throw std::runtime_error("--users and --items must be <= " + std::to_string(kMaxIds) +
+                             " (32-bit ids)");
+  if (a.alpha < 0) throw std::runtime_error("--alpha must be >= 0");
+  // A plain name: it becomes a folder and a file name under --out.
+  if (a.name.empty() || a.name == "." || a.name == ".." ||
+      a.name.find('/') != std::string::npos)
+    throw std::runtime_error("--name: expected a plain name (no '/', not empty, not . or ..), got \"" +
+                             a.name + "\"");
   return a;
 }
 

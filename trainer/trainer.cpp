@@ -2,12 +2,16 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <limits>
+#include <sstream>
 
 #include <torch/torch.h>
 
@@ -244,8 +248,27 @@ void Trainer::save_checkpoint(const std::string& path) const {
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   torch::serialize::OutputArchive archive;
   model_.save(archive);
-  archive.save_to(tmp);
-  std::filesystem::rename(tmp, path);
+  // Serialised in memory, then written here: libtorch's file writer, on a full disk, throws
+  // from a destructor and aborts the process (std::terminate), leaving its temporary file.
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  const std::string data = std::move(bytes).str();
+  auto fail = [&](const std::string& why) {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    return Error("checkpoint_dir: cannot write the checkpoint " + path + ": " + why +
+                 " (the previous checkpoint, if any, is kept)");
+  };
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw fail(std::strerror(errno));
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    out.flush();
+    if (!out) throw fail(std::strerror(errno));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw fail(ec.message());
 }
 
 namespace {

@@ -152,6 +152,24 @@ class DatasetLoader {
 
  private:
   const DatasetOptions& opt() const { return ds_.options_; }
+
+  // unused_col.inter names columns kept for filtering but left out of the split written and
+  // trained on: the id fields cannot be among them (the split would have no items), and a name
+  // that is not a loaded column is a typo, not a no-op.
+  void check_unused_columns() const {
+    const auto it = opt().unused_col.find("inter");
+    if (it == opt().unused_col.end()) return;
+    for (const std::string& name : it->second) {
+      if (name == opt().uid_field || name == opt().iid_field)
+        throw ConfigError("unused_col: inter: \"" + name +
+                          "\" is an id field (USER_ID_FIELD / ITEM_ID_FIELD); expected other "
+                          "columns");
+      if (!ds_.inter_.has(name))
+        throw ConfigError("unused_col: inter: no column \"" + name + "\" in " +
+                          ds_.inter_.source() + " (loaded: " + join(column_names(ds_.inter_)) +
+                          ")");
+    }
+  }
   std::string file_path(const std::string& suffix) const {
     return (std::filesystem::path(opt().dataset_dir()) / (opt().dataset + "." + suffix)).string();
   }
@@ -239,6 +257,7 @@ class DatasetLoader {
     }
     require_token_field(ds_.inter_, opt().uid_field, "USER_ID_FIELD");
     require_token_field(ds_.inter_, opt().iid_field, "ITEM_ID_FIELD");
+    check_unused_columns();
     ds_.stats_.rows_read = ds_.inter_.n_rows();
     if (ds_.inter_.n_rows() == 0) {
       throw DataError(ds_.inter_.source() + ": no interactions (the file has a header only)");

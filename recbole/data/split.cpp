@@ -11,11 +11,13 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <numeric>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "recbole/data/bucket_offsets.h"
 #include "recbole/data/random_order.h"
@@ -471,30 +473,29 @@ class FileWriter {
     if (file_ == nullptr) throw DataError(tmp_ + ": cannot write: " + std::strerror(errno));
     buffer_.reserve(kFlush + 4096);
   }
+  // Unless published, the temporary file goes: a failed dump leaves the old files as they were.
   ~FileWriter() {
-    if (file_ != nullptr) {
-      std::fclose(file_);
-      std::remove(tmp_.c_str());
-    }
+    if (file_ != nullptr) std::fclose(file_);
+    if (!published_) std::remove(tmp_.c_str());
   }
   std::string& buffer() { return buffer_; }
   void maybe_flush() {
     if (buffer_.size() >= kFlush) flush();
   }
-  void commit() {
+  // Writes out and closes the temporary file; throws (and the destructor removes it) on error.
+  void finish() {
     flush();
     const bool failed = std::fclose(file_) != 0;
+    const int err = errno;
     file_ = nullptr;
-    if (failed) {
-      std::remove(tmp_.c_str());
-      throw DataError(tmp_ + ": write failed");
-    }
+    if (failed) throw DataError(tmp_ + ": write failed: " + std::strerror(err));
+  }
+  // Renames the finished temporary file over the destination.
+  void publish() {
     std::error_code ec;
     std::filesystem::rename(tmp_, path_, ec);
-    if (ec) {
-      std::remove(tmp_.c_str());
-      throw DataError(path_ + ": cannot rename from " + tmp_ + ": " + ec.message());
-    }
+    if (ec) throw DataError(path_ + ": cannot rename from " + tmp_ + ": " + ec.message());
+    published_ = true;
   }
 
  private:
@@ -510,6 +511,7 @@ class FileWriter {
   std::string tmp_;
   std::FILE* file_ = nullptr;
   std::string buffer_;
+  bool published_ = false;
 };
 
 void append_float(std::string& out, double v) {
@@ -532,10 +534,15 @@ void dump_split(const Dataset& dataset, const SplitDataset& split, const std::st
   }
   const std::pair<const char*, const Split*> parts[] = {
       {"train", &split.train}, {"valid", &split.valid}, {"test", &split.test}};
-  for (const auto& [part, s] : parts) {
-    const std::string path =
-        (std::filesystem::path(out_dir) / (dataset.name() + "." + part + ".inter")).string();
-    FileWriter w(path);
+  // All three files are written to temporary files first and renamed only when all three are
+  // complete: a failure (a full disk) leaves the previous split whole, never a mix of two.
+  std::vector<std::unique_ptr<FileWriter>> writers;
+  for (const auto& [part, s] : parts)
+    writers.push_back(std::make_unique<FileWriter>(
+        (std::filesystem::path(out_dir) / (dataset.name() + "." + part + ".inter")).string()));
+  for (size_t p = 0; p < 3; ++p) {
+    const Split* s = parts[p].second;
+    FileWriter& w = *writers[p];
     std::string& out = w.buffer();
     for (size_t k = 0; k < columns.size(); ++k) {
       if (k) out += o.field_separator;
@@ -572,8 +579,9 @@ void dump_split(const Dataset& dataset, const SplitDataset& split, const std::st
       out += '\n';
       w.maybe_flush();
     }
-    w.commit();
+    w.finish();
   }
+  for (auto& w : writers) w->publish();
 }
 
 }  // namespace recbole::data

@@ -204,11 +204,14 @@ double gauc_rank(const RankingRecords& records) {
     weighted_auc += auc * pos;
     total_pos += pos;
   }
-  if (dropped_no_pos) {
-    log::warning("GAUC: some users have no positive items; they are left out of GAUC");
-  }
-  if (dropped_no_neg) {
-    log::warning("GAUC: some users have no negative candidates; they are left out of GAUC");
+  if (total_pos == 0) {
+    log::warning("GAUC: no user has both positive items and negative candidates, so GAUC is "
+                 "undefined (nan; null in result files)");
+  } else {
+    if (dropped_no_pos)
+      log::warning("GAUC: some users have no positive items; they are left out of GAUC");
+    if (dropped_no_neg)
+      log::warning("GAUC: some users have no negative candidates; they are left out of GAUC");
   }
   return weighted_auc / total_pos;  // NaN when no user is left, as numpy's 0/0
 }

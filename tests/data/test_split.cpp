@@ -310,6 +310,33 @@ TEST_CASE("unused_col columns are not dumped", "[split]") {
   CHECK(header == "user_id:token\titem_id:token\trating:float");
 }
 
+TEST_CASE("unused_col naming an id field or a missing column is an error", "[split]") {
+  DatasetOptions o = testing::ml100k_options();
+  o.unused_col = {{"inter", {"item_id"}}};  // the dumped split would have no items
+  REQUIRE_THROWS_WITH(Dataset::load(o), Catch::Contains("unused_col: inter: \"item_id\" is an id field"));
+  o.unused_col = {{"inter", {"nosuch"}}};
+  REQUIRE_THROWS_WITH(Dataset::load(o), Catch::Contains("unused_col: inter: no column \"nosuch\""));
+}
+
+TEST_CASE("dump_split replaces the three files together or not at all", "[split]") {
+  testing::TempDir dir;
+  for (const char* part : {"train", "valid", "test"})
+    dir.write(std::string("ml-100k.") + part + ".inter", std::string("old ") + part + "\n");
+  // The valid part cannot be written (its temporary path is taken by a folder).
+  std::filesystem::create_directories(dir.path() + "/ml-100k.valid.inter.tmp");
+  DatasetOptions o = testing::ml100k_options();
+  const Dataset ds = Dataset::load(o);
+  const SplitDataset s = split_dataset(ds, o);
+  REQUIRE_THROWS_AS(dump_split(ds, s, dir.path()), recbole::DataError);
+  for (const char* part : {"train", "valid", "test"}) {
+    std::ifstream in(dir.path() + "/ml-100k." + part + ".inter");
+    std::string line;
+    std::getline(in, line);
+    CHECK(line == std::string("old ") + part);  // train used to be replaced already
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/ml-100k.train.inter.tmp"));
+}
+
 TEST_CASE("TO compares times as float32, as RecBole's tensors do (ties keep file order)",
           "[split]") {
   // 1000000001 and 1000000000 are equal in float32: the stable sort keeps the file order.

@@ -1,6 +1,8 @@
 // The full-ranking evaluator and the trainer's rules, on tiny hand-made data.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -536,5 +538,43 @@ TEST_CASE("output paths of the wrong kind are ConfigErrors before any work", "[t
   std::string line;
   std::getline(kept, line);
   REQUIRE(line == "keep me");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("an empty train split is an error before training", "[trainer]") {
+  const auto dir = std::filesystem::temp_directory_path() / "recbole_empty_train";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "tiny");
+  std::ofstream(dir / "tiny" / "tiny.inter")
+      << "user_id:token\titem_id:token\n1\t1\n1\t2\n2\t2\n2\t3\n";
+  auto config = tiny_config({{"data_path", dir.string()},
+                             {"eval_args", "{split: {RS: [0, 0, 1]}}"},
+                             {"log_dir", (dir / "log").string()},
+                             {"checkpoint_dir", (dir / "saved").string()}});
+  REQUIRE_THROWS_WITH(recbole::run(config), Catch::Contains("the train split is empty (train 0"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a checkpoint that cannot be written is an Error, and the previous one stays",
+          "[trainer]") {
+  const auto dir = std::filesystem::temp_directory_path() / "recbole_ckpt_fail";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto config = tiny_config({{"epochs", "1"}, {"train_batch_size", "4"}, {"embedding_size", "8"},
+                             {"checkpoint_dir", dir.string()}});
+  TinyBprRun run(config, 4, 8, {{1, 1, 2, 2}, {1, 2, 3, 4}}, {{1}, {5}}, {{2}, {6}}, 1);
+  const std::string path = (dir / "model.pth").string();
+  run.trainer.save_checkpoint(path);
+  const auto size = std::filesystem::file_size(path);
+  // The temporary file's path is taken (a full disk gave libtorch's writer an error it threw
+  // from a destructor: std::terminate).
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  std::filesystem::create_directories(tmp);
+  REQUIRE_THROWS_AS(run.trainer.save_checkpoint(path), recbole::Error);
+  std::filesystem::create_directories(tmp);
+  REQUIRE_THROWS_WITH(run.trainer.save_checkpoint(path),
+                      Catch::Contains("cannot write the checkpoint " + path));
+  REQUIRE(std::filesystem::file_size(path) == size);
+  run.trainer.load_checkpoint(path);  // still a whole checkpoint
   std::filesystem::remove_all(dir);
 }
