@@ -378,6 +378,8 @@ FitResult Trainer::fit() {
     return result;
   }
 
+  if (epochs == 0)
+    log::warning("epochs is 0: the model is evaluated as initialised, without training");
   sync_initial_parameters();
   double best = bigger ? -std::numeric_limits<double>::infinity()
                        : std::numeric_limits<double>::infinity();

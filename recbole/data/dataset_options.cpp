@@ -253,6 +253,13 @@ DatasetOptions DatasetOptions::from_config(const Config& config) {
   }
   if (r.present("benchmark_filename")) {
     o.benchmark_filename = r.string_list("benchmark_filename", config.node("benchmark_filename"));
+    for (size_t i = 0; i < o.benchmark_filename.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (o.benchmark_filename[i] == o.benchmark_filename[j])
+          throw r.error("benchmark_filename",
+                        "a different file part for each of train, valid and test (\"" +
+                            o.benchmark_filename[i] + "\" is given twice)",
+                        config.node("benchmark_filename"));
   }
   read_eval_args(r, o.eval_args);
   if (r.present("seed")) o.seed = config.get_int("seed");

@@ -89,6 +89,13 @@ TEST_CASE("DatasetOptions::from_config reads overrides", "[options]") {
   CHECK(o.seed == 7);
 }
 
+TEST_CASE("benchmark_filename naming one part twice is an error", "[options]") {
+  // [train, train, train] tested on the training data, with rc 0.
+  REQUIRE_THROWS_WITH(DatasetOptions::from_config(build({{"benchmark_filename", "[a, b, a]"}})),
+                      Catch::Contains("\"a\" is given twice"));
+  REQUIRE_NOTHROW(DatasetOptions::from_config(build({{"benchmark_filename", "[a, b, c]"}})));
+}
+
 TEST_CASE("recbole_data on ml-100k prints RecBole's statistics and split sizes", "[tool]") {
   const RunResult r =
       run("--dataset=ml-100k --data_path=" + testing::shared_datasets_path() + " --state=ERROR");
