@@ -132,6 +132,16 @@ std::string workdir(const std::string& name) {
   return d.string();
 }
 
+// Whether `text` appears in the file at `path` within `seconds`.
+bool log_shows(const std::string& path, const std::string& text, int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (read(path).find(text) == std::string::npos) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return true;
+}
+
 nlohmann::json result(const std::string& path) { return nlohmann::json::parse(read(path)); }
 
 // Two ranks started by hand with the given per-rank variables; both must succeed.
@@ -265,11 +275,7 @@ TEST_CASE("a peer killed mid-training ends the other rank within dist_timeout", 
                           w + "/rank" + std::to_string(r) + ".log"));
   }
   // Wait until rank 0 is training, then kill rank 1.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-  while (read(w + "/rank0.log").find("epoch 1 training") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  REQUIRE(read(w + "/rank0.log").find("epoch 1 training") != std::string::npos);
+  REQUIRE(log_shows(w + "/rank0.log", "epoch 1 training", 90));
   kill(procs[1].pid, SIGKILL);
   waitpid(procs[1].pid, nullptr, 0);
   const auto t0 = std::chrono::steady_clock::now();
@@ -317,11 +323,7 @@ TEST_CASE("recbole_run --nproc: a stopped rank cannot hang the launcher", "[dist
   args.push_back("--epochs=100000");
   args.push_back("--dist_timeout=3");
   Proc launcher = start(args, {}, w + "/launcher.log");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-  while (read(launcher.log).find("epoch 1 training") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  REQUIRE(read(launcher.log).find("epoch 1 training") != std::string::npos);
+  REQUIRE(log_shows(launcher.log, "epoch 1 training", 90));
   const std::vector<pid_t> ranks = children_of(launcher.pid);
   REQUIRE(ranks.size() == 2);
   kill(ranks[0], SIGSTOP);
