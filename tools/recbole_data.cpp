@@ -11,6 +11,7 @@
 #include <string>
 
 #include "recbole/config/config.h"
+#include "recbole/config/config_keys.h"
 #include "recbole/data/dataset.h"
 #include "recbole/data/dataset_options.h"
 #include "recbole/data/split.h"
@@ -45,7 +46,14 @@ int main(int argc, char** argv) {
     if (config.has("state") && !config.is_null("state")) {
       log::set_level(log::parse_level(config.get_string("state")));
     }
-    const bool verbose = tool_values.count("verbose") && tool_values["verbose"] != "false";
+    bool verbose = false;
+    if (tool_values.count("verbose")) {
+      const auto v = config::parse_bool(tool_values["verbose"]);
+      if (!v)
+        throw ConfigError("command line --verbose: expected true or false, got \"" +
+                          tool_values["verbose"] + "\"");
+      verbose = *v;
+    }
     if (verbose) std::cout << config.dump() << "\n";
     const data::DatasetOptions options = data::DatasetOptions::from_config(config);
     if (options.dataset.empty()) throw ConfigError("command line: --dataset=NAME is required");

@@ -10,6 +10,7 @@
 #include "recbole/config/config.h"
 #include "recbole/data/negative_sampler.h"
 #include "recbole/utils/error.h"
+#include "recbole/utils/logging.h"
 #include "recbole/utils/thread_pool.h"
 #include "trainer/cpu_topk.h"
 
@@ -42,6 +43,15 @@ Evaluator::Evaluator(EvaluatorSettings settings, const DeviceManager& device, Di
   context_.item_train_count = std::move(item_train_count);
   context_.tail_ratio = settings_.tail_ratio;
   rank_stats_ = evaluator::needs_rank_stats(settings_.metrics);
+  // n_items counts the padding id 0. RecBole fails in topk here; the metrics are still defined
+  // (every item is ranked), so say it and go on.
+  for (int64_t k : settings_.topk)
+    if (k > n_items - 1 && n_items > 0) {
+      log::warning("topk " + std::to_string(k) + " is more than the " +
+                   std::to_string(n_items - 1) + " items: metrics @" + std::to_string(k) +
+                   " rank every item");
+      break;
+    }
 }
 
 namespace {

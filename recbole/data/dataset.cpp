@@ -115,6 +115,13 @@ std::vector<std::string> column_names(const Table& t) {
   return out;
 }
 
+// "name:type" of each column, for messages where the types matter.
+std::vector<std::string> column_headers(const Table& t) {
+  std::vector<std::string> out;
+  for (const Column& c : t.columns()) out.push_back(c.header());
+  return out;
+}
+
 }  // namespace
 
 // The loading and preprocessing steps, each a method over the dataset being built.
@@ -249,8 +256,9 @@ class DatasetLoader {
           same = same && ds_.inter_.has(c.name) && ds_.inter_.column(c.name).type == c.type;
         }
         if (!same) {
-          throw DataError(path + ":1: columns " + join(column_names(t)) + " differ from those of " +
-                          ds_.inter_.source() + " (" + join(column_names(ds_.inter_)) + ")");
+          throw DataError(path + ":1: columns " + join(column_headers(t)) +
+                          " differ from those of " + ds_.inter_.source() + " (" +
+                          join(column_headers(ds_.inter_)) + ")");
         }
         ds_.inter_.append(t);
       }

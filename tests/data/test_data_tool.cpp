@@ -130,6 +130,9 @@ TEST_CASE("recbole_data: errors go to stderr with exit status 1", "[tool]") {
   CHECK(r.status == 1);
   CHECK_THAT(r.output, Catch::Contains("recbole_data: error:") &&
                            Catch::Contains("bad.inter:2: column rating:float: cannot parse \"x\""));
+  r = run("--dataset=bad --data_path=" + dir.path() + " --verbose=maybe");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Catch::Contains("--verbose: expected true or false, got \"maybe\""));
   r = run("--dataset=nothere --data_path=" + dir.path());
   CHECK(r.status == 1);
   CHECK_THAT(r.output, Catch::Contains("nothere/nothere.inter: file not found"));

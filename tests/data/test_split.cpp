@@ -337,6 +337,20 @@ TEST_CASE("dump_split replaces the three files together or not at all", "[split]
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/ml-100k.train.inter.tmp"));
 }
 
+TEST_CASE("benchmark parts whose column types differ name the types", "[split]") {
+  testing::TempDir dir;
+  dir.write("b/b.train.inter", "user_id:token\titem_id:token\trating:float\nu\ta\t1\n");
+  dir.write("b/b.valid.inter", "user_id:token\titem_id:token\trating:token\nu\tb\tx\n");
+  dir.write("b/b.test.inter", "user_id:token\titem_id:token\trating:float\nu\tc\t1\n");
+  DatasetOptions o;
+  o.dataset = "b";
+  o.data_path = dir.path();
+  o.load_col.reset();
+  o.benchmark_filename = {"train", "valid", "test"};
+  // The names alone are the same: the message used to list two identical name lists.
+  REQUIRE_THROWS_WITH(Dataset::load(o), Catch::Contains("rating:token") && Catch::Contains("rating:float"));
+}
+
 TEST_CASE("TO compares times as float32, as RecBole's tensors do (ties keep file order)",
           "[split]") {
   // 1000000001 and 1000000000 are equal in float32: the stable sort keeps the file order.
