@@ -59,15 +59,21 @@ std::string log_file_path(const config::Config& config) {
       .string();
 }
 
-// Whether a file can be created in `dir`, by creating and removing one (access(2) says yes to
-// root anywhere, /proc included).
-bool can_create_file_in(const std::filesystem::path& dir) {
+// Creates `dir` and makes sure a file can be created in it, by creating and removing one
+// (access(2) says yes to root anywhere, /proc included); the error names `key`.
+void require_writable_dir(const config::Config& config, const std::string& key,
+                          const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::create_directories(dir, ec) && ec)
+    throw ConfigError(config.source(key) + ": " + key + ": cannot create \"" + dir.string() +
+                      "\": " + ec.message());
   const std::string probe = (dir / (".recbole-probe-" + std::to_string(::getpid()))).string();
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) return false;
+  if (fd < 0)
+    throw ConfigError(config.source(key) + ": " + key + ": cannot create files in \"" +
+                      dir.string() + "\"");
   ::close(fd);
   ::unlink(probe.c_str());
-  return true;
 }
 
 // The output locations, checked before any work: a directory key naming a file (or a file key
@@ -80,12 +86,7 @@ void check_output_paths(const config::Config& config) {
     if (fs::exists(p, ec) && !fs::is_directory(p, ec))
       throw ConfigError(config.source(key) + ": " + key + ": \"" + p.string() +
                         "\" is a file; expected a directory (created when missing)");
-    if (!fs::create_directories(p, ec) && ec)
-      throw ConfigError(config.source(key) + ": " + key + ": cannot create \"" + p.string() +
-                        "\": " + ec.message());
-    if (!can_create_file_in(p))
-      throw ConfigError(config.source(key) + ": " + key + ": cannot create files in \"" +
-                        p.string() + "\"");
+    require_writable_dir(config, key, p);
   }
   if (config.is_null("result_file")) return;
   const fs::path p(config.get_string("result_file"));
@@ -101,13 +102,7 @@ void check_output_paths(const config::Config& config) {
     }
     if (parent == parent.parent_path()) break;
   }
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::create_directories(dir, ec) && ec)
-    throw ConfigError(config.source("result_file") + ": result_file: cannot create \"" +
-                      dir.string() + "\": " + ec.message());
-  if (!can_create_file_in(dir))
-    throw ConfigError(config.source("result_file") + ": result_file: cannot create files in \"" +
-                      dir.string() + "\"");
+  require_writable_dir(config, "result_file", p.has_parent_path() ? p.parent_path() : fs::path("."));
 }
 
 // Makes sure the dataset's files exist: the local main rank downloads when they are missing,
@@ -165,24 +160,6 @@ nlohmann::json RunResult::to_json() const {
                  {"total_s", timing.total_s}};
   j["peak_rss_mb"] = peak_rss_mb;
   return j;
-}
-
-void write_file_atomically(const std::string& path, const std::string& text) {
-  std::filesystem::path p(path);
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write " + tmp);
-    out << text;
-    if (!out.flush()) throw Error("cannot write " + tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);  // no stray temporary file; `path` itself is untouched
-    throw Error("cannot write " + path + ": " + ec.message());
-  }
 }
 
 RunResult run_recbole(const std::string& model, const std::string& dataset,

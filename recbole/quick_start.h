@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "recbole/utils/atomic_write.h"  // write_file_atomically, for result files
+
 namespace recbole::config {
 class Config;
 }
@@ -47,9 +49,5 @@ RunResult run_recbole(const std::string& model, const std::string& dataset,
 // Runs an experiment from a built config. Rank and world size come from the launcher (see
 // detect_dist_settings); a single process never creates a process group.
 RunResult run(const config::Config& config);
-
-// Writes `text` to `path` through a temporary file and a rename, so a reader never sees half a
-// file and an old file is replaced only by a complete new one.
-void write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace recbole

@@ -17,6 +17,7 @@
 
 #include "recbole/config/config.h"
 #include "recbole/evaluator/metrics.h"
+#include "recbole/utils/atomic_write.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/text.h"
@@ -243,32 +244,18 @@ double Trainer::train_epoch(int64_t epoch) {
 
 void Trainer::save_checkpoint(const std::string& path) const {
   if (!dist_.is_main()) return;
-  std::filesystem::path p(path);
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   torch::serialize::OutputArchive archive;
   model_.save(archive);
-  // Serialised in memory, then written here: libtorch's file writer, on a full disk, throws
-  // from a destructor and aborts the process (std::terminate), leaving its temporary file.
+  // Serialised in memory, then written by write_file_atomically: libtorch's file writer, on a
+  // full disk, throws from a destructor and aborts the process (std::terminate).
   std::ostringstream bytes;
   archive.save_to(bytes);
-  const std::string data = std::move(bytes).str();
-  auto fail = [&](const std::string& why) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    return Error("checkpoint_dir: cannot write the checkpoint " + path + ": " + why +
-                 " (the previous checkpoint, if any, is kept)");
-  };
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw fail(std::strerror(errno));
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    out.flush();
-    if (!out) throw fail(std::strerror(errno));
+  try {
+    write_file_atomically(path, bytes.str(), "the checkpoint");
+  } catch (const Error& e) {
+    throw Error("checkpoint_dir: " + std::string(e.what()) +
+                " (the previous checkpoint, if any, is kept)");
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw fail(ec.message());
 }
 
 namespace {
