@@ -1,6 +1,8 @@
 #pragma once
-// Negative sampling for training (RecBole §4.1): for a user, draw an item id in [1, n_items)
-// that the user does not hold in `exclude`, uniformly or by popularity^alpha, with replacement.
+// Negative sampling for training, as RecBole's sampler does it: for a user, draw an item id in
+// [1, n_items) that the user does not hold in `exclude` (a draw inside it is redrawn until none
+// collides), uniformly over every real item or by popularity^alpha over the items with a
+// positive count, with replacement (a batch may repeat a negative).
 //
 // Deliberate differences from RecBole: popularity is counted on the training split only
 // (RecBole counts train+valid+test, leaking held-out popularity into training); the random
