@@ -10,6 +10,7 @@
 
 #include "recbole/config/config_keys.h"
 #include "recbole/config/embedded_configs.h"
+#include "recbole/evaluator/metric_registry.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/text.h"
@@ -241,6 +242,7 @@ class ConfigBuilder {
     complete_eval_args(c, overall);
     complete_train_neg_sample_args(c, overall);
     derive_valid_metric_bigger(c);
+    check_value_metrics_mode(c);
     warn_if_valid_metric_not_computed(c);
   }
 
@@ -305,13 +307,36 @@ class ConfigBuilder {
     if (vm == c.values_.end() || vm->second.value.IsNull()) return;
     std::string metric = vm->second.value.Scalar();
     metric = metric.substr(0, metric.find('@'));
-    bool bigger = metric_bigger_is_better(metric);
+    bool bigger = evaluator::bigger_is_better(metric);
     auto old = c.values_.find("valid_metric_bigger");
     if (old != c.values_.end() && old->second.source != kDerived &&
         old->second.value.Scalar() != (bigger ? "true" : "false"))
       log::warning(old->second.source + ": valid_metric_bigger is derived from valid_metric (" +
                    vm->second.value.Scalar() + "); the value given is ignored");
     put(c.values_, "valid_metric_bigger", {YAML::Node(bigger ? "true" : "false"), kDerived});
+  }
+
+  // Value metrics are computed from the (score, label) rows of the labeled mode. RecBole refuses
+  // them with full ranking too; it also computes them from sampled rows (uniN, popN), which
+  // recbole-cpp does not, so that a run never trains and then fails at its first validation.
+  static void check_value_metrics_mode(const Config& c) {
+    auto ms = c.values_.find("metrics");
+    auto ea = c.values_.find("eval_args");
+    if (ms == c.values_.end() || ea == c.values_.end() || !ms->second.value.IsSequence()) return;
+    const evaluator::MetricInfo* value_metric = nullptr;
+    for (const auto& m : ms->second.value) {
+      const evaluator::MetricInfo* row = evaluator::find_metric(m.Scalar());
+      if (row != nullptr && !row->is_ranking()) value_metric = row;
+    }
+    const YAML::Node mode = ea->second.value["mode"];
+    if (value_metric == nullptr || !mode.IsMap()) return;
+    for (const char* phase : {"valid", "test"}) {
+      if (mode[phase] && mode[phase].Scalar() != "labeled")
+        throw ConfigError(ms->second.source + ": metrics: " + value_metric->name +
+                          " is a value metric, computed in the labeled evaluation mode only "
+                          "(eval_args mode." + phase + " is " + mode[phase].Scalar() +
+                          "); use mode labeled");
+    }
   }
 
   // RecBole fails at the first validation when valid_metric is not computed; say so early.

@@ -13,7 +13,9 @@
 //               full, labeled, uniN, popN (lower case);
 //   train_neg_sample_args: all five keys; no sampling is {distribution: none, sample_num: 0,
 //               alpha: 1.0, dynamic: false, candidate_num: 0};
-//   metrics: canonical names (known_metric_names()); valid_metric: "<Metric>@<k>" or "GAUC";
+//   metrics: canonical names of the metric registry (recbole/evaluator/metric_registry.h),
+//            ranking or value metrics, value metrics only with mode labeled;
+//   valid_metric: "<Metric>@<k>", "GAUC" or a value metric's name;
 //   topk and other list keys: always lists; bools: true/false; choices: declared spelling.
 // An empty model/dataset is allowed (no model/dataset file is loaded); names are not checked here.
 //

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "recbole/config/value_checks.h"
+#include "recbole/evaluator/metric_registry.h"
 #include "recbole/utils/text.h"
 
 namespace recbole::config {
@@ -22,6 +23,9 @@ const char* const T = kCategoryTraining;
 const char* const E = kCategoryEvaluation;
 const char* const D = kCategoryDataset;
 const char* const X = kCategoryDistributed;
+using evaluator::join_names;
+using evaluator::ranking_metric_names;
+using evaluator::value_metric_names;
 
 std::vector<KeyDecl> make_declarations() {
   return {
@@ -144,15 +148,17 @@ std::vector<KeyDecl> make_declarations() {
           .help("RecBole: evaluate a repeatable-recommendation scenario (sequential models); "
                 "not supported, so it must stay false"),
       Key("metrics", kStrList, E)
-          .shape("list of metric names (" + metric_names_text() + ")")
+          .shape("list of metric names (" + join_names(ranking_metric_names()) +
+                 "), or of value metric names (" + join_names(value_metric_names()) + ")")
           .check(check_metrics)
-          .help("Metrics to compute (case-insensitive); a single name is a one-element list"),
+          .help("Metrics to compute (case-insensitive); a single name is a one-element list. "
+                "Value metrics need eval_args mode labeled"),
       Key("topk", kIntList, E)
           .min(1)
           .check(check_nonempty)
           .help("Cut-offs of the top-k metrics; a single int is a one-element list"),
       Key("valid_metric", kStr, E)
-          .shape("<metric>@<k> or GAUC")
+          .shape("<metric>@<k>, GAUC or a value metric")
           .check(check_valid_metric)
           .help("Metric used for early stopping and model selection"),
       Key("valid_metric_bigger", kBool, E)

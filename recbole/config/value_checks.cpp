@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "recbole/config/yaml_scalar.h"
+#include "recbole/evaluator/metric_registry.h"
 #include "recbole/utils/text.h"
 
 namespace recbole::config {
@@ -23,12 +24,6 @@ std::string trim(const std::string& s) {
 }
 
 YAML::Node null_node() { return YAML::Node(YAML::NodeType::Null); }
-
-std::string join_keys(const std::vector<std::string>& keys) {
-  std::string s;
-  for (size_t i = 0; i < keys.size(); ++i) s += (i ? ", " : "") + keys[i];
-  return s;
-}
 
 // Map entries as (key text, key node, value node); a non-scalar key is an error.
 std::vector<std::tuple<std::string, YAML::Node, YAML::Node>> map_items(const YAML::Node& map,
@@ -75,36 +70,6 @@ std::string check_mode(const YAML::Node& v, const std::string& path) {
 }
 
 }  // namespace
-
-const std::vector<std::string>& known_metric_names() {
-  static const std::vector<std::string> names = {"Recall",
-                                                 "MRR",
-                                                 "NDCG",
-                                                 "Hit",
-                                                 "Precision",
-                                                 "MAP",
-                                                 "GAUC",
-                                                 "ItemCoverage",
-                                                 "AveragePopularity",
-                                                 "GiniIndex",
-                                                 "ShannonEntropy",
-                                                 "TailPercentage"};
-  return names;
-}
-
-std::string canonical_metric_name(const std::string& name) {
-  for (const auto& m : known_metric_names())
-    if (to_lower(m) == to_lower(name)) return m;
-  return "";
-}
-
-bool metric_uses_topk(const std::string& name) { return to_lower(name) != "gauc"; }
-
-bool metric_bigger_is_better(const std::string& name) {
-  static const std::set<std::string> smaller = {"mae", "rmse", "logloss", "averagepopularity",
-                                                "giniindex"};
-  return smaller.count(to_lower(name)) == 0;
-}
 
 YAML::Node check_eval_args(const YAML::Node& v) {
   const std::string whole = "a map with keys split, order, group_by, mode";
@@ -235,14 +200,25 @@ YAML::Node check_train_neg_sample_args(const YAML::Node& v) {
 }
 
 YAML::Node check_metrics(const YAML::Node& list) {
-  const std::string exp = "metric names, each one of " + join_keys(known_metric_names());
+  const std::string exp =
+      "metric names, each one of " + evaluator::join_names(evaluator::ranking_metric_names());
   YAML::Node out(YAML::NodeType::Sequence);
   std::set<std::string> seen;
+  const evaluator::MetricInfo* first = nullptr;
   for (const auto& m : list) {
-    std::string c = canonical_metric_name(m.Scalar());
-    if (c.empty()) throw InvalidValue("", exp, m);
-    if (!seen.insert(c).second) throw InvalidValue("", "each metric once", m);
-    out.push_back(c);
+    const evaluator::MetricInfo* row = evaluator::find_metric(m.Scalar());
+    if (row == nullptr) throw InvalidValue("", exp, m);
+    if (!seen.insert(row->name).second) throw InvalidValue("", "each metric once", m);
+    // A split is evaluated either by ranking or by labelled rows, never both (RecBole).
+    if (first != nullptr && first->is_ranking() != row->is_ranking()) {
+      throw InvalidValue("",
+                         "ranking metrics or value metrics (" +
+                             evaluator::join_names(evaluator::value_metric_names()) +
+                             "), not both",
+                         m);
+    }
+    if (first == nullptr) first = row;
+    out.push_back(row->name);
   }
   return out;
 }
@@ -251,10 +227,14 @@ YAML::Node check_valid_metric(const YAML::Node& v) {
   const std::string exp = "<metric>@<k> (k >= 1) or GAUC";
   const std::string& s = v.Scalar();
   size_t at = s.find('@');
-  std::string name = canonical_metric_name(at == std::string::npos ? s : s.substr(0, at));
-  if (name.empty()) throw InvalidValue("", exp, v);
-  if (!metric_uses_topk(name)) {
-    if (at != std::string::npos) throw InvalidValue("", exp, v);
+  const evaluator::MetricInfo* row =
+      evaluator::find_metric(at == std::string::npos ? s : s.substr(0, at));
+  if (row == nullptr) throw InvalidValue("", exp, v);
+  const std::string name = row->name;
+  if (!row->uses_topk()) {
+    if (at != std::string::npos) {
+      throw InvalidValue("", row->is_ranking() ? exp : name + " without @k (a value metric)", v);
+    }
     return YAML::Node(name);
   }
   if (at == std::string::npos) throw InvalidValue("", exp, v);
@@ -443,7 +423,5 @@ YAML::Node check_nonempty(const YAML::Node& v) {
   if (v.size() == 0) throw InvalidValue("", "a non-empty list of int >= 1", v);
   return v;
 }
-
-std::string metric_names_text() { return join_keys(known_metric_names()); }
 
 }  // namespace recbole::config

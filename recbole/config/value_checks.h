@@ -4,7 +4,6 @@
 // null), returns it normalised and throws InvalidValue naming the offending part.
 #include <functional>
 #include <string>
-#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -23,9 +22,11 @@ YAML::Node check_eval_args(const YAML::Node& v);
 // train_neg_sample_args: {distribution, sample_num, alpha, dynamic, candidate_num}, each
 // optional; the string "None" is null (RecBole).
 YAML::Node check_train_neg_sample_args(const YAML::Node& v);
-// metrics: known metric names, each once, in their canonical spelling.
+// metrics: names of the metric registry (recbole/evaluator/metric_registry.h), each once, in
+// their canonical spelling; ranking metrics or value metrics, not both.
 YAML::Node check_metrics(const YAML::Node& list);
-// valid_metric: "<metric>@<k>" (k >= 1) for top-k metrics, the bare name otherwise.
+// valid_metric: "<metric>@<k>" (k >= 1) for top-k metrics, the bare name otherwise (GAUC, the
+// value metrics).
 YAML::Node check_valid_metric(const YAML::Node& v);
 // load_col / unload_col / unused_col: {suffix: [columns] | "*"}.
 YAML::Node check_column_map(const YAML::Node& v);
@@ -59,18 +60,5 @@ YAML::Node check_utf8(const YAML::Node& v);
 YAML::Node check_url(const YAML::Node& v);
 // A list with at least one element.
 YAML::Node check_nonempty(const YAML::Node& v);
-
-// Metric names accepted by `metrics` and `valid_metric` (canonical spelling). To be replaced by
-// the evaluator's registry.
-const std::vector<std::string>& known_metric_names();
-// known_metric_names() joined by ", ", for the declaration of `metrics`.
-std::string metric_names_text();
-// Canonical spelling of a metric name given in any case, or "" when unknown.
-std::string canonical_metric_name(const std::string& name);
-// True for metrics ranked by top-k lists (written `<metric>@<k>`); false for GAUC.
-bool metric_uses_topk(const std::string& name);
-// RecBole's rule for valid_metric_bigger: false iff the metric (any case) is one where smaller
-// is better (MAE, RMSE, LogLoss, AveragePopularity, GiniIndex).
-bool metric_bigger_is_better(const std::string& name);
 
 }  // namespace recbole::config

@@ -216,6 +216,34 @@ double gauc_rank(const RankingRecords& records) {
   return weighted_auc / total_pos;  // NaN when no user is left, as numpy's 0/0
 }
 
+// A ranking formula, named after its row of the registry (metric_registry.cpp).
+struct Formula {
+  const char* name;
+  PerUserFn per_user = nullptr;
+  GlobalFn global = nullptr;
+  RankFn rank = nullptr;
+  bool needs_tail = false;
+};
+
+const std::vector<Formula>& formulas() {
+  static const std::vector<Formula> table = {
+      {"Recall", recall_per_user},
+      {"MRR", mrr_per_user},
+      {"NDCG", ndcg_per_user},
+      {"Hit", hit_per_user},
+      {"Precision", precision_per_user},
+      {"MAP", map_per_user},
+      {"GAUC", nullptr, nullptr, gauc_rank},
+      {"ItemCoverage", nullptr, item_coverage_global},
+      {"AveragePopularity", average_popularity_per_user},
+      {"GiniIndex", nullptr, gini_index_global},
+      {"ShannonEntropy", nullptr, shannon_entropy_global},
+      {"TailPercentage", tail_percentage_per_user, nullptr, nullptr, true},
+  };
+  return table;
+}
+
+// A ranking metric: its registry row and its formula.
 struct MetricDef {
   MetricInfo info;
   PerUserFn per_user = nullptr;
@@ -224,41 +252,36 @@ struct MetricDef {
   bool needs_tail = false;
 };
 
+// The registry's ranking rows in its order, each with its formula. A row without a formula, or
+// a formula without a row or of the wrong shape for its kind, is a programming error: it throws
+// std::logic_error at the first use (and in the tests).
 const std::vector<MetricDef>& metric_defs() {
-  using K = MetricKind;
-  static const std::vector<MetricDef> defs = {
-      {{"Recall", K::kPerUserTopk, false, "hits in the top k / number of positives"},
-       recall_per_user},
-      {{"MRR", K::kPerUserTopk, false, "1 / rank of the first hit in the top k, else 0"},
-       mrr_per_user},
-      {{"NDCG", K::kPerUserTopk, false, "binary-gain DCG@k / ideal DCG over min(P, k) hits"},
-       ndcg_per_user},
-      {{"Hit", K::kPerUserTopk, false, "1 if the top k holds a positive, else 0"}, hit_per_user},
-      {{"Precision", K::kPerUserTopk, false, "hits in the top k / k"}, precision_per_user},
-      {{"MAP", K::kPerUserTopk, false, "sum of precision@j at hits j <= k / min(k, P)"},
-       map_per_user},
-      {{"GAUC", K::kRank, false, "per-user AUC (mid-ranks) weighted by number of positives"},
-       nullptr,
-       nullptr,
-       gauc_rank},
-      {{"ItemCoverage", K::kGlobalTopk, false, "distinct recommended items / n_items (with pad)"},
-       nullptr,
-       item_coverage_global},
-      {{"AveragePopularity", K::kPerUserTopk, true, "mean training count of the top-k items"},
-       average_popularity_per_user},
-      {{"GiniIndex", K::kGlobalTopk, true, "Gini coefficient of recommendation counts"},
-       nullptr,
-       gini_index_global},
-      {{"ShannonEntropy", K::kGlobalTopk, false,
-        "entropy of recommendation counts / distinct recommended items"},
-       nullptr,
-       shannon_entropy_global},
-      {{"TailPercentage", K::kPerUserTopk, false, "share of top-k items in the long tail"},
-       tail_percentage_per_user,
-       nullptr,
-       nullptr,
-       true},
-  };
+  static const std::vector<MetricDef> defs = [] {
+    std::vector<MetricDef> out;
+    for (const MetricInfo& info : metric_registry()) {
+      if (!info.is_ranking()) continue;
+      const Formula* formula = nullptr;
+      for (const Formula& f : formulas()) {
+        if (std::string(f.name) == info.name) formula = &f;
+      }
+      const bool fits =
+          formula != nullptr &&
+          (info.kind == MetricKind::kPerUserTopk   ? formula->per_user != nullptr
+           : info.kind == MetricKind::kGlobalTopk ? formula->global != nullptr
+                                                   : formula->rank != nullptr);
+      if (!fits) {
+        throw std::logic_error(std::string("metrics: registered ranking metric ") + info.name +
+                               " has no formula of its kind in metrics.cpp");
+      }
+      out.push_back({info, formula->per_user, formula->global, formula->rank,
+                     formula->needs_tail});
+    }
+    if (out.size() != formulas().size()) {
+      throw std::logic_error(
+          "metrics: a formula in metrics.cpp has no ranking row in the registry");
+    }
+    return out;
+  }();
   return defs;
 }
 
@@ -344,32 +367,6 @@ void RankingRecords::append(const RankingRecords& other) {
   user_len.insert(user_len.end(), other.user_len.begin(), other.user_len.end());
 }
 
-const std::vector<MetricInfo>& metric_registry() {
-  static const std::vector<MetricInfo> infos = [] {
-    std::vector<MetricInfo> out;
-    for (const MetricDef& def : metric_defs()) out.push_back(def.info);
-    return out;
-  }();
-  return infos;
-}
-
-std::vector<std::string> known_metrics() {
-  std::vector<std::string> out;
-  for (const MetricDef& def : metric_defs()) out.emplace_back(def.info.name);
-  return out;
-}
-
-bool is_known_metric(const std::string& name) { return find_def(name) != nullptr; }
-
-bool smaller_is_better(const std::string& name) {
-  std::string base = to_lower(name);
-  const auto at = base.find('@');
-  if (at != std::string::npos) base.erase(at);
-  if (base == "mae" || base == "rmse" || base == "logloss") return true;
-  const MetricDef* def = find_def(base);
-  return def != nullptr && def->info.smaller_is_better;
-}
-
 bool needs_rank_stats(const std::vector<std::string>& metrics) {
   for (const std::string& name : metrics) {
     const MetricDef* def = find_def(name);
@@ -402,12 +399,14 @@ std::vector<std::pair<std::string, double>> compute_metrics(const std::vector<st
   for (const std::string& name : metrics) {
     const MetricDef* def = find_def(name);
     if (def == nullptr) {
-      const std::string lower = to_lower(name);
-      const bool value_metric =
-          lower == "auc" || lower == "mae" || lower == "rmse" || lower == "logloss";
-      throw ConfigError("metrics: unknown metric \"" + name + "\"" +
-                        (value_metric ? " (value metrics are not computed by recbole-cpp)" : "") +
-                        "; known metrics: " + known_list());
+      const MetricInfo* row = find_metric(name);
+      if (row != nullptr) {  // a value metric
+        throw ConfigError("metrics: " + std::string(row->name) +
+                          " is a value metric, computed in the labeled evaluation mode only; "
+                          "ranking metrics: " + known_list());
+      }
+      throw ConfigError("metrics: unknown metric \"" + name + "\"; known metrics: " +
+                        known_list());
     }
     if (std::find(defs.begin(), defs.end(), def) != defs.end()) continue;
     defs.push_back(def);
@@ -479,6 +478,8 @@ std::vector<std::pair<std::string, double>> compute_metrics(const std::vector<st
               "them when needs_rank_stats() is true)");
         }
         out.emplace_back(key, python_round(def->rank(records), decimal_place));
+        break;
+      case MetricKind::kValue:  // never: metric_defs() holds the ranking rows only
         break;
     }
   }

@@ -10,12 +10,15 @@
 //   * Arrays of per-user rows are row-major: user r's slot j (0-based, rank j+1) is at r*max_k+j.
 //   * Every per-user value is averaged with equal weight over the users of the records.
 //
-// Adding a metric: write its per-user or global function in metrics.cpp and add one row to the
-// table there; known_metrics(), smaller_is_better() and the error message follow from the table.
+// Adding a metric: add its row to the registry (metric_registry.cpp) and its per-user, global or
+// rank function to the formulas in metrics.cpp under the same name; the config, the messages and
+// smaller_is_better() follow from the registry.
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "recbole/evaluator/metric_registry.h"
 
 namespace recbole::evaluator {
 
@@ -54,31 +57,6 @@ struct MetricContext {
   double tail_ratio = 0.1;                // TailPercentage: <= 0 means 0.1; > 1 is a count bound
 };
 
-// What a metric is; one row of the registry.
-enum class MetricKind {
-  kPerUserTopk,  // one value per user and k, averaged over users (Recall, NDCG, ...)
-  kGlobalTopk,   // one value per k from all users' lists together (ItemCoverage, GiniIndex, ...)
-  kRank,         // one value, no @k, from rank statistics (GAUC)
-};
-struct MetricInfo {
-  const char* name;  // canonical spelling, e.g. "ItemCoverage"
-  MetricKind kind;
-  bool smaller_is_better;
-  const char* description;
-};
-
-// The registry in RecBole's documentation order:
-// Recall, MRR, NDCG, Hit, Precision, MAP, GAUC, ItemCoverage, AveragePopularity, GiniIndex,
-// ShannonEntropy, TailPercentage.
-const std::vector<MetricInfo>& metric_registry();
-// Canonical names of metric_registry(), in the same order.
-std::vector<std::string> known_metrics();
-// Case-insensitive lookup of a metric name (no "@k").
-bool is_known_metric(const std::string& name);
-// True for AveragePopularity and GiniIndex, and for RecBole's value metrics MAE, RMSE and LogLoss
-// (which recbole-cpp does not compute). Case-insensitive; a trailing "@k" is ignored, so
-// "averagepopularity@10" works as a valid_metric. Unknown names are bigger-is-better.
-bool smaller_is_better(const std::string& name);
 // True when GAUC is among `metrics` (case-insensitive): the collector must then fill
 // RankingRecords::pos_rank_sum and user_len.
 bool needs_rank_stats(const std::vector<std::string>& metrics);
@@ -87,9 +65,10 @@ bool needs_rank_stats(const std::vector<std::string>& metrics);
 // does, with lowercase keys ("recall@10", "gauc"). Repeated metric names or k values give one key
 // (first position). Each per-user metric is the plain mean over users; every value is rounded to
 // `decimal_place` decimals like Python's round(). An empty record set gives NaN for averages.
-// Throws recbole::ConfigError for an unknown metric (the message lists the known ones), a k < 1,
-// or a negative decimal_place; std::invalid_argument when the records are inconsistent (sizes,
-// a k above records.max_k, GAUC without rank statistics, an item id >= ctx.n_items).
+// Throws recbole::ConfigError for an unknown metric (the message lists the ranking metrics), a
+// value metric (those are compute_value_metrics'), a k < 1, or a negative decimal_place;
+// std::invalid_argument when the records are inconsistent (sizes, a k above records.max_k, GAUC
+// without rank statistics, an item id >= ctx.n_items).
 std::vector<std::pair<std::string, double>> compute_metrics(const std::vector<std::string>& metrics,
                                                             const std::vector<int64_t>& topk,
                                                             const RankingRecords& records,

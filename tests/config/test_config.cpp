@@ -574,6 +574,50 @@ TEST_CASE("derived and normalised keys", "[config]") {
         std::vector<std::string>{"Recall"});
 }
 
+TEST_CASE("metric names come from the evaluator's registry", "[config][metrics]") {
+  auto err = [](std::vector<std::pair<std::string, std::string>> api) {
+    return error_of([&] { build_with({}, std::move(api)); });
+  };
+  // An unknown name: the message lists the ranking metrics, as before value metrics existed.
+  CHECK(err({{"metrics", "[Recall, Foo]"}}) ==
+        "API override: metrics: expected metric names, each one of Recall, MRR, NDCG, Hit, "
+        "Precision, MAP, GAUC, ItemCoverage, AveragePopularity, GiniIndex, ShannonEntropy, "
+        "TailPercentage, got \"Foo\"");
+  CHECK(err({{"valid_metric", "Foo@10"}}) ==
+        "API override: valid_metric: expected <metric>@<k> (k >= 1) or GAUC, got \"Foo@10\"");
+
+  // Value metrics: accepted with the labeled mode.
+  Config c = build_with({}, {{"metrics", "[auc, LOGLOSS]"},
+                             {"valid_metric", "logloss"},
+                             {"eval_args", "{mode: labeled}"}});
+  CHECK(c.get_string_list("metrics") == std::vector<std::string>{"AUC", "LogLoss"});
+  CHECK(c.get_string("valid_metric") == "LogLoss");
+  CHECK_FALSE(c.get_bool("valid_metric_bigger"));
+  CHECK(build_with(
+            {}, {{"metrics", "[AUC]"}, {"valid_metric", "AUC"}, {"eval_args", "{mode: labeled}"}})
+            .get_bool("valid_metric_bigger"));
+  for (const char* smaller : {"MAE", "RMSE"}) {
+    CHECK_FALSE(build_with({}, {{"metrics", smaller}, {"valid_metric", smaller},
+                                {"eval_args", "{mode: labeled}"}})
+                    .get_bool("valid_metric_bigger"));
+  }
+  // Not with full ranking (the default mode) or sampled ranking, in either phase.
+  CHECK(err({{"metrics", "[AUC]"}, {"valid_metric", "AUC"}}) ==
+        "API override: metrics: AUC is a value metric, computed in the labeled evaluation mode "
+        "only (eval_args mode.valid is full); use mode labeled");
+  CHECK_THAT(err({{"metrics", "[RMSE]"}, {"eval_args", "{mode: {valid: labeled, test: pop10}}"}}),
+             Catch::Contains("mode.test is pop10"));
+  CHECK_THAT(err({{"metrics", "[MAE]"}, {"eval_args", "{mode: uni100}"}}),
+             Catch::Contains("mode.valid is uni100"));
+  // Not mixed with ranking metrics; no @k.
+  CHECK(err({{"metrics", "[Recall, AUC]"}, {"eval_args", "{mode: labeled}"}}) ==
+        "API override: metrics: expected ranking metrics or value metrics (AUC, LogLoss, MAE, "
+        "RMSE), not both, got \"AUC\"");
+  CHECK_THAT(err({{"metrics", "[GAUC, LogLoss]"}}), Catch::Contains("not both"));
+  CHECK(err({{"valid_metric", "AUC@10"}}) ==
+        "API override: valid_metric: expected AUC without @k (a value metric), got \"AUC@10\"");
+}
+
 TEST_CASE("set() after build validates and re-derives", "[config]") {
   Config c = build_with({}, {}, {}, "BPR");
   c.set("epochs", "12");

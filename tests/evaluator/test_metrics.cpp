@@ -304,11 +304,12 @@ TEST_CASE("unknown metrics and bad arguments are reported", "[metrics][errors]")
   } catch (const recbole::ConfigError& e) {
     const std::string msg = e.what();
     CHECK_THAT(msg, Catch::Contains("\"Foo\""));
-    for (const std::string& name : recbole::evaluator::known_metrics()) {
-      CHECK_THAT(msg, Catch::Contains(name));
-    }
+    CHECK(msg ==
+          "metrics: unknown metric \"Foo\"; known metrics: Recall, MRR, NDCG, Hit, Precision, "
+          "MAP, GAUC, ItemCoverage, AveragePopularity, GiniIndex, ShannonEntropy, TailPercentage");
   }
-  CHECK_THROWS_WITH(compute_metrics({"AUC"}, {1}, r, {}, 4), Catch::Contains("value metric"));
+  CHECK_THROWS_WITH(compute_metrics({"AUC"}, {1}, r, {}, 4),
+                    Catch::Contains("AUC is a value metric") && Catch::Contains("labeled"));
   CHECK_THROWS_AS(compute_metrics({"recall"}, {0}, r, {}, 4), recbole::ConfigError);
   CHECK_THROWS_AS(compute_metrics({"recall"}, {3}, r, {}, 4), std::invalid_argument);
   CHECK_THROWS_AS(compute_metrics({"gauc"}, {1}, r, {}, 4), std::invalid_argument);
@@ -322,19 +323,42 @@ TEST_CASE("unknown metrics and bad arguments are reported", "[metrics][errors]")
 
 TEST_CASE("registry queries", "[metrics]") {
   using namespace recbole::evaluator;
-  CHECK(known_metrics() == std::vector<std::string>{"Recall", "MRR", "NDCG", "Hit", "Precision",
-                                                    "MAP", "GAUC", "ItemCoverage",
-                                                    "AveragePopularity", "GiniIndex",
-                                                    "ShannonEntropy", "TailPercentage"});
+  CHECK(ranking_metric_names() ==
+        std::vector<std::string>{"Recall", "MRR", "NDCG", "Hit", "Precision", "MAP", "GAUC",
+                                 "ItemCoverage", "AveragePopularity", "GiniIndex",
+                                 "ShannonEntropy", "TailPercentage"});
+  CHECK(value_metric_names() == std::vector<std::string>{"AUC", "LogLoss", "MAE", "RMSE"});
   CHECK(metric_registry().size() == known_metrics().size());
+  CHECK(known_metrics().size() == 16);
   CHECK(is_known_metric("ndcg"));
   CHECK(is_known_metric("ItemCoverage"));
-  CHECK_FALSE(is_known_metric("auc"));
+  CHECK(is_known_metric("auc"));
+  CHECK_FALSE(is_known_metric("ndcg@10"));
+  REQUIRE(find_metric("logloss") != nullptr);
+  CHECK(std::string(find_metric("logloss")->name) == "LogLoss");
+  CHECK(find_metric("LogLoss")->kind == MetricKind::kValue);
+  CHECK_FALSE(find_metric("GAUC")->uses_topk());
+  CHECK(find_metric("GAUC")->is_ranking());
+  CHECK(find_metric("ItemCoverage")->uses_topk());
+  CHECK(find_metric("foo") == nullptr);
+  // RecBole's smaller-is-better set, and nothing else.
+  std::vector<std::string> smaller;
+  for (const MetricInfo& row : metric_registry()) {
+    if (row.smaller_is_better) smaller.emplace_back(row.name);
+  }
+  CHECK(smaller ==
+        std::vector<std::string>{"AveragePopularity", "GiniIndex", "LogLoss", "MAE", "RMSE"});
   CHECK(smaller_is_better("AveragePopularity"));
   CHECK(smaller_is_better("giniindex@10"));
   CHECK(smaller_is_better("RMSE"));
+  CHECK(smaller_is_better("logloss"));
   CHECK_FALSE(smaller_is_better("Recall@10"));
   CHECK_FALSE(smaller_is_better("ShannonEntropy"));
+  CHECK_FALSE(smaller_is_better("AUC"));
+  CHECK_FALSE(smaller_is_better("foo"));
+  CHECK(bigger_is_better("MRR@10"));
+  CHECK(bigger_is_better("auc"));
+  CHECK_FALSE(bigger_is_better("MAE"));
   CHECK(needs_rank_stats({"Recall", "gauc"}));
   CHECK_FALSE(needs_rank_stats({"Recall", "NDCG"}));
 }
