@@ -1,5 +1,6 @@
 #include "models/model.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -7,6 +8,36 @@
 #include "recbole/utils/error.h"
 
 namespace recbole::models {
+
+const char* task_name(Task task) {
+  switch (task) {
+    case Task::kGeneral:
+      return "general";
+    case Task::kSequential:
+      return "sequential";
+    case Task::kContext:
+      return "context";
+    case Task::kKnowledge:
+      return "knowledge";
+  }
+  return "?";
+}
+
+const char* input_type_name(InputType type) {
+  switch (type) {
+    case InputType::kPairwise:
+      return "pairwise";
+    case InputType::kPointwise:
+      return "pointwise";
+    case InputType::kUserRows:
+      return "user rows";
+    case InputType::kNextItem:
+      return "next item";
+    case InputType::kFitOnce:
+      return "fit once";
+  }
+  return "?";
+}
 
 Model::Model(std::string name, const ModelContext& ctx)
     : config_(ctx.config),
@@ -16,13 +47,27 @@ Model::Model(std::string name, const ModelContext& ctx)
       n_items_(ctx.n_items),
       device_(ctx.device) {}
 
-torch::Tensor Model::calculate_loss(const TrainBatch&) {
+const ModelDescriptor& Model::descriptor() const { return find_model(name_); }
+
+InputType Model::input_type() const { return descriptor().input; }
+
+torch::Tensor Model::calculate_loss(const data::Batch&) {
   throw Error(name_ + " is fitted once and has no training loss");
 }
 
-torch::Tensor Model::predict(const torch::Tensor& users, const torch::Tensor& items) {
-  torch::Tensor scores = full_sort_predict(users);
-  return scores.gather(1, items.view({-1, 1})).view({-1});
+torch::Tensor Model::predict(const data::Batch& batch) {
+  torch::Tensor scores = full_sort_predict(batch);
+  return scores.gather(1, batch.items.view({-1, 1})).view({-1});
+}
+
+torch::Tensor Model::train_step(const data::Batch& batch, TrainStep& step) {
+  step.optimizer().zero_grad();
+  torch::Tensor loss = calculate_loss(batch);
+  device_.check(loss, name_, "loss");
+  loss.backward();
+  step.finish_gradients();
+  step.optimizer().step();
+  return loss.detach();
 }
 
 int64_t Model::trainable_parameter_count() const {
@@ -50,13 +95,9 @@ std::string Model::describe() const {
 
 namespace {
 
-struct Entry {
-  std::string description;
-  ModelFactory factory;
-};
-
-std::map<std::string, Entry>& registry() {
-  static std::map<std::string, Entry> r;
+// Descriptors by name. Entries are never erased, so references to them stay valid.
+std::map<std::string, ModelDescriptor>& registry() {
+  static std::map<std::string, ModelDescriptor> r;
   return r;
 }
 
@@ -67,15 +108,15 @@ std::mutex& registry_mutex() {
 
 }  // namespace
 
-void register_model(const std::string& name, const std::string& description, ModelFactory factory) {
+void register_model(ModelDescriptor descriptor) {
+  if (descriptor.name.empty() || !descriptor.factory)
+    throw Error("register_model: a model needs a name and a factory");
   std::lock_guard<std::mutex> lock(registry_mutex());
-  registry()[name] = Entry{description, std::move(factory)};
+  const std::string name = descriptor.name;
+  registry()[name] = std::move(descriptor);
 }
 
-namespace {
-
-// The factory registered under `name`; an unknown name is a ConfigError listing the known ones.
-ModelFactory find_factory(const std::string& name) {
+const ModelDescriptor& find_model(const std::string& name) {
   register_builtin_models();
   std::lock_guard<std::mutex> lock(registry_mutex());
   auto it = registry().find(name);
@@ -84,15 +125,11 @@ ModelFactory find_factory(const std::string& name) {
     for (const auto& [n, e] : registry()) known += (known.empty() ? "" : ", ") + n;
     throw ConfigError("model: unknown model \"" + name + "\"; known models: " + known);
   }
-  return it->second.factory;
+  return it->second;
 }
 
-}  // namespace
-
-void check_model_name(const std::string& name) { find_factory(name); }
-
 std::shared_ptr<Model> create_model(const std::string& name, const ModelContext& ctx) {
-  const auto factory = find_factory(name);
+  const ModelFactory factory = find_model(name).factory;
   // The parameters are allocated here; an allocation that cannot succeed (embedding_size 2·10⁹)
   // is the user's setting, not an internal failure: say so without libtorch's backtrace.
   auto too_big = [&](const std::string& detail) {
@@ -112,12 +149,33 @@ std::shared_ptr<Model> create_model(const std::string& name, const ModelContext&
   }
 }
 
-std::vector<std::pair<std::string, std::string>> registered_models() {
+std::vector<ModelDescriptor> registered_models() {
   register_builtin_models();
   std::lock_guard<std::mutex> lock(registry_mutex());
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [n, e] : registry()) out.emplace_back(n, e.description);
+  std::vector<ModelDescriptor> out;
+  for (const auto& [n, e] : registry()) out.push_back(e);
+  std::stable_sort(out.begin(), out.end(), [](const ModelDescriptor& a, const ModelDescriptor& b) {
+    return a.task < b.task;
+  });
   return out;
+}
+
+std::string models_help_text() {
+  std::ostringstream out;
+  auto pad = [](const std::string& s, size_t width) {
+    return s + std::string(s.size() < width ? width - s.size() : 1, ' ');
+  };
+  bool first = true;
+  Task task = Task::kGeneral;
+  for (const ModelDescriptor& d : registered_models()) {
+    if (first || d.task != task) {
+      out << (first ? "" : "\n") << "  " << task_name(d.task) << ":\n";
+      task = d.task;
+      first = false;
+    }
+    out << "    " << pad(d.name, 14) << pad(input_type_name(d.input), 11) << d.description << "\n";
+  }
+  return out.str();
 }
 
 }  // namespace recbole::models

@@ -1,11 +1,19 @@
 #pragma once
-// The model interface and the model registry.
+// The model interface, model descriptors and the model registry.
 //
-// A model is built by name from the registry with a ModelContext; it creates every parameter and
-// every output on the device manager's device. Two kinds:
-//  - kGradient: trained by the trainer's loop through calculate_loss();
-//  - kFitOnce: fitted once by fit() on the training matrix (no epochs, no optimizer).
-// Tensors: user and item ids are int64; scores are float32. n_users / n_items include id 0 (pad).
+// Every model registers a descriptor {name, task, input type, description, factory} from its own
+// file (RECBOLE_REGISTER_MODEL; the build lists those files, see cmake/model_list.cmake). The
+// task says which pipeline prepares its data; the input type says which training source feeds
+// it (RecBole's ModelType and InputType). A model creates every parameter and every output on
+// the device manager's device.
+//
+// Training: the trainer calls train_step() once per batch of the training source, and the
+// hooks around epochs and evaluations. The default train_step is zero-grad / calculate_loss /
+// backward / finish_gradients / step; a model that trains differently overrides it (two
+// alternating optimisers, annealing) or offers a whole fast epoch (fast_epoch, BPR's fused CPU
+// path). Fitted-once models (input type kFitOnce) are fitted by fit() instead.
+//
+// Tensors: ids are int64; scores are float32. n_users / n_items include id 0 (the padding).
 #include <functional>
 #include <memory>
 #include <string>
@@ -13,6 +21,7 @@
 
 #include <torch/torch.h>
 
+#include "recbole/data/batch.h"
 #include "recbole/data/interaction_matrix.h"
 #include "recbole/utils/device_manager.h"
 
@@ -20,25 +29,65 @@ namespace recbole::config {
 class Config;
 }
 
+namespace recbole::pipeline {
+class TrainingSource;
+}
+
 namespace recbole::models {
 
-enum class ModelKind { kGradient, kFitOnce };
+// RecBole's ModelType: which task pipeline prepares the data.
+enum class Task { kGeneral, kSequential, kContext, kKnowledge };
+// RecBole's InputType, plus the two shapes RecBole expresses otherwise: what a training batch
+// holds.
+enum class InputType {
+  kPairwise,   // users, items (positive), neg_items
+  kPointwise,  // users, items, labels (1 for observed, 0 for sampled negatives)
+  kUserRows,   // users and history (their training rows, dense per batch)
+  kNextItem,   // item_seq, item_seq_len, items (the target)
+  kFitOnce,    // no batches: fit() on the training matrix
+};
+const char* task_name(Task task);             // "general", "sequential", ...
+const char* input_type_name(InputType type);  // "pairwise", "pointwise", ...
 
 // What a model is built from. References must outlive the model.
 struct ModelContext {
   const config::Config& config;
-  int64_t n_users;                        // including the pad id 0
-  int64_t n_items;                        // including the pad id 0
-  const data::InteractionMatrix& train;   // user → items of the training split (CPU)
+  int64_t n_users;                       // including the pad id 0
+  int64_t n_items;                       // including the pad id 0
+  const data::InteractionMatrix& train;  // user → items of the training split (CPU)
   const DeviceManager& device;
 };
 
-// One training batch, on the device manager's device.
-struct TrainBatch {
-  torch::Tensor users;      // [B] int64
-  torch::Tensor pos_items;  // [B] int64
-  torch::Tensor neg_items;  // [B] int64 (undefined without negative sampling)
+// What the trainer offers a training step.
+class TrainStep {
+ public:
+  virtual ~TrainStep() = default;
+  // The optimizer of parameter group k (Model::optimizer_groups), built from `learner`.
+  virtual torch::optim::Optimizer& optimizer(size_t k = 0) = 0;
+  // After backward: averages the gradients over ranks (nothing in one process), then clips
+  // them when clip_grad_norm is set.
+  virtual void finish_gradients() = 0;
 };
+
+// A model's own epoch loop, used instead of the trainer's batch loop (see Model::fast_epoch).
+class FastEpoch {
+ public:
+  virtual ~FastEpoch() = default;
+  // Trains one epoch of the source (already started); returns the summed batch loss.
+  virtual double train_epoch() = 0;
+  // One line for the log: what runs instead of the generic path.
+  virtual std::string describe() const = 0;
+};
+
+// What a model may look at to decide whether its fast epoch applies.
+struct TrainingEnv {
+  const config::Config& config;
+  const DeviceManager& device;
+  int world_size;
+  pipeline::TrainingSource& source;
+};
+
+struct ModelDescriptor;
 
 class Model : public torch::nn::Module {
  public:
@@ -49,22 +98,24 @@ class Model : public torch::nn::Module {
   int64_t n_users() const { return n_users_; }
   int64_t n_items() const { return n_items_; }
   const DeviceManager& device_manager() const { return device_; }
+  // The registered descriptor of this model's name.
+  const ModelDescriptor& descriptor() const;
+  InputType input_type() const;
+  bool fitted_once() const { return input_type() == InputType::kFitOnce; }
 
-  virtual ModelKind kind() const = 0;
-
-  // kFitOnce: fits on ctx.train. kGradient: nothing.
+  // kFitOnce: fits on ctx.train. Others: nothing.
   virtual void fit() {}
 
-  // kGradient: scalar loss on the device for one batch.
-  virtual torch::Tensor calculate_loss(const TrainBatch& batch);
+  // Scalar loss on the device for one training batch.
+  virtual torch::Tensor calculate_loss(const data::Batch& batch);
 
-  // Scores of every item for a block of users.
-  // users: [B] int64 on the device → [B, n_items] float32 on the device.
-  virtual torch::Tensor full_sort_predict(const torch::Tensor& users) = 0;
+  // Scores of every item for each row of a query batch (general: batch.users).
+  // → [B, n_items] float32 on the device.
+  virtual torch::Tensor full_sort_predict(const data::Batch& batch) = 0;
 
-  // Scores of (user, item) pairs. users, items: [N] int64 on the device → [N] float32.
+  // Scores of the rows' (query, batch.items) pairs → [B] float32 on the device.
   // Default: gathers from full_sort_predict.
-  virtual torch::Tensor predict(const torch::Tensor& users, const torch::Tensor& items);
+  virtual torch::Tensor predict(const data::Batch& batch);
 
   // Optional: when every score is ⟨user factor, item factor⟩, the two factor matrices
   // (users: [n_users, d], items: [n_items, d], float32 on the device), so that the CPU evaluator
@@ -73,6 +124,23 @@ class Model : public torch::nn::Module {
     (void)users;
     (void)items;
     return false;
+  }
+
+  // ---- Training hooks (defaults do nothing or the plain step) ----
+  virtual void on_epoch_start(int64_t epoch) { (void)epoch; }
+  virtual void on_epoch_end(int64_t epoch) { (void)epoch; }
+  // Before every validation and the test (e.g. to refresh cached propagated embeddings).
+  virtual void before_evaluation() {}
+  // The parameter groups that each get an optimizer of the configured learner.
+  // Default: one group with every parameter.
+  virtual std::vector<std::vector<torch::Tensor>> optimizer_groups() { return {parameters()}; }
+  // One optimisation step on one batch (on the device); returns the batch's loss (detached).
+  virtual torch::Tensor train_step(const data::Batch& batch, TrainStep& step);
+  // A whole epoch of the model's own making, when it applies to `env` (e.g. BPR's fused CPU
+  // path); nullptr (the default) runs the trainer's batch loop.
+  virtual std::unique_ptr<FastEpoch> fast_epoch(const TrainingEnv& env) {
+    (void)env;
+    return nullptr;
   }
 
   // Number of trainable scalars (RecBole's "Trainable parameters").
@@ -93,20 +161,38 @@ class Model : public torch::nn::Module {
 
 using ModelFactory = std::function<std::shared_ptr<Model>(const ModelContext&)>;
 
-// Registers `name` (the config name, e.g. "BPR"). Called from register_builtin_models().
-void register_model(const std::string& name, const std::string& description, ModelFactory factory);
+struct ModelDescriptor {
+  std::string name;  // the config name, e.g. "BPR"
+  Task task = Task::kGeneral;
+  InputType input = InputType::kPairwise;
+  std::string description;  // one line
+  ModelFactory factory;
+};
+
+// Registers a model (a later registration of the same name replaces the earlier one).
+void register_model(ModelDescriptor descriptor);
 
 // Builds a model by config name; an unknown name is a ConfigError listing the known ones.
 std::shared_ptr<Model> create_model(const std::string& name, const ModelContext& ctx);
 
-// Throws the same ConfigError as create_model when `name` is not registered.
-void check_model_name(const std::string& name);
+// The descriptor of `name`; an unknown name is the same ConfigError as create_model's.
+const ModelDescriptor& find_model(const std::string& name);
 
-// (name, description) of every registered model, sorted by name.
-std::vector<std::pair<std::string, std::string>> registered_models();
+// Every registered descriptor, sorted by task, then name.
+std::vector<ModelDescriptor> registered_models();
 
-// Registers every model shipped with recbole-cpp (idempotent). An explicit list rather than
-// static self-registration, because static libraries drop unreferenced registration objects.
+// "  BPR   general   pairwise   Bayesian personalised ranking ..." per model, grouped by task,
+// for --help.
+std::string models_help_text();
+
+// Registers every model shipped with recbole-cpp (idempotent). The list is generated at
+// configure time from the RECBOLE_REGISTER_MODEL lines of models/ (static libraries drop
+// self-registering objects, so registration is an explicit call).
 void register_builtin_models();
+
+// Defines the registration function of a shipped model, found by the build:
+//   RECBOLE_REGISTER_MODEL(BPR) { register_model({...}); }
+// inside namespace recbole::models.
+#define RECBOLE_REGISTER_MODEL(id) void register_model_##id()
 
 }  // namespace recbole::models

@@ -16,14 +16,14 @@
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
 #include "recbole/data/download.h"
-#include "recbole/data/interaction_matrix.h"
 #include "recbole/data/split.h"
+#include "recbole/evaluator/evaluator.h"
+#include "recbole/pipeline/task_pipeline.h"
 #include "recbole/utils/device_manager.h"
 #include "recbole/utils/dist.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/memory.h"
-#include "trainer/evaluator.h"
 #include "trainer/trainer.h"
 
 namespace recbole {
@@ -196,7 +196,7 @@ RunResult run(const config::Config& config) {
                                                         : std::string()));
 
   // An unknown model name fails before any data is read or downloaded.
-  models::check_model_name(config.model());
+  const models::ModelDescriptor& descriptor = models::find_model(config.model());
 
   // Data: the local main rank fetches files; every rank builds the same dataset and split.
   auto t0 = Clock::now();
@@ -226,25 +226,24 @@ RunResult run(const config::Config& config) {
     log::warning("the valid split is empty: no validation or early stopping; the model after "
                  "the last epoch is tested");
 
-  const int64_t n_users = dataset.n_users(), n_items = dataset.n_items();
-  const data::InteractionMatrix train(n_users, n_items, split.train.users, split.train.items);
-  const data::InteractionMatrix valid(n_users, n_items, split.valid.users, split.valid.items);
-  const data::InteractionMatrix test(n_users, n_items, split.test.users, split.test.items);
-  const data::InteractionMatrix train_valid = data::InteractionMatrix::merge(train, valid);
-  std::vector<int64_t> item_counts(n_items, 0);
-  for (int32_t i : split.train.items) ++item_counts[i];
+  // The task pipeline turns the split into the parts of the run: what the model is built from,
+  // its training source, the evaluation sources.
+  const std::unique_ptr<pipeline::TaskPipeline> task =
+      pipeline::make_task_pipeline(descriptor.task, config, dataset, split);
 
   // Same seed on every rank: identical initial weights (rank 0's are broadcast anyway).
   device.seed(static_cast<uint64_t>(config.get_int("seed")));
-  models::ModelContext ctx{config, n_users, n_items, train, device};
-  std::shared_ptr<models::Model> model = models::create_model(config.model(), ctx);
+  std::shared_ptr<models::Model> model =
+      models::create_model(config.model(), task->model_context(device));
   log::info(model->describe());
   log::info("Trainable parameters: " + std::to_string(model->trainable_parameter_count()));
 
-  trainer::Evaluator evaluator(trainer::evaluator_settings_from_config(config), device, dist,
-                               n_items, item_counts);
-  trainer::TrainData td{split.train.users, split.train.items, train, valid, test, train_valid};
-  trainer::Trainer trainer(config, *model, device, dist, td, evaluator);
+  const std::unique_ptr<pipeline::TrainingSource> source =
+      task->training_source(descriptor.input, config.model(), dist.rank(), dist.world_size());
+  evaluator::Evaluator evaluator(evaluator::evaluator_settings_from_config(config), device, dist,
+                                 task->n_items(), task->item_train_count());
+  trainer::Trainer trainer(config, *model, device, dist, source.get(), evaluator,
+                           {task->valid(), task->test()});
   trainer::FitResult fit = trainer.fit();
   auto t_test = Clock::now();
   result.test_result = trainer.test(/*load_best=*/true);
@@ -254,7 +253,7 @@ RunResult run(const config::Config& config) {
   result.model = config.model();
   result.dataset = config.dataset();
   result.best_valid_score = fit.best_valid_score;
-  result.valid_score_bigger = trainer::valid_metric_bigger(config.get_string("valid_metric"));
+  result.valid_score_bigger = config.get_bool("valid_metric_bigger");
   result.best_valid_result = fit.best_valid_result;
   result.epochs_run = fit.epochs_run;
   result.timing.train_s_per_epoch = mean(fit.train_seconds);
@@ -262,8 +261,8 @@ RunResult run(const config::Config& config) {
   result.timing.total_s = seconds_since(t_start);
   result.peak_rss_mb = static_cast<double>(memory::peak_rss_bytes()) / (1024.0 * 1024.0);
   const int places = static_cast<int>(config.get_int("metric_decimal_place"));
-  log::info("best valid : " + trainer::format_metrics(result.best_valid_result, places));
-  log::info("test result: " + trainer::format_metrics(result.test_result, places));
+  log::info("best valid : " + evaluator::format_metrics(result.best_valid_result, places));
+  log::info("test result: " + evaluator::format_metrics(result.test_result, places));
   if (dist.is_main() && !config.is_null("result_file"))
     write_file_atomically(config.get_string("result_file"), result.to_json().dump(2) + "\n");
   log::set_file("");

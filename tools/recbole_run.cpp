@@ -32,10 +32,9 @@ void print_help() {
   std::cout << "usage: recbole_run --model=NAME --dataset=NAME [--config_files=a.yaml,b.yaml] "
                "[--key=value ...]\n\n"
                "  --nproc=N        run N local processes (distributed, Gloo on the CPU)\n"
-               "  --result_file=P  write the result as JSON to P\n\nmodels:\n";
-  for (const auto& [name, desc] : recbole::models::registered_models())
-    std::cout << "  " << name << std::string(name.size() < 14 ? 14 - name.size() : 1, ' ') << desc
-              << "\n";
+               "  --result_file=P  write the result as JSON to P\n\n"
+               "models, by task (name, input type, description):\n"
+            << recbole::models::models_help_text();
   std::cout << "\nconfig keys (--key=value; values are YAML):\n"
             << recbole::config::keys_help_text();
 }

@@ -16,7 +16,6 @@
 #include <torch/torch.h>
 
 #include "recbole/config/config.h"
-#include "recbole/evaluator/metrics.h"
 #include "recbole/utils/atomic_write.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
@@ -104,71 +103,83 @@ class Progress {
 
 }  // namespace
 
-bool valid_metric_bigger(const std::string& valid_metric) {
-  const std::string name = to_lower(valid_metric.substr(0, valid_metric.find('@')));
-  return !(name == "mae" || name == "rmse" || name == "logloss" || name == "averagepopularity" ||
-           name == "giniindex");
+Error nan_loss_error(const std::string& model, int64_t epoch) {
+  return Error("Training loss is nan at epoch " + std::to_string(epoch) + " (model " + model +
+               "): lower learning_rate or set clip_grad_norm");
 }
 
+// The batch loop's side of a training step: one optimizer per parameter group of the model,
+// gradient averaging over ranks and clipping.
+class Trainer::Step : public models::TrainStep {
+ public:
+  Step(const config::Config& config, models::Model& model, Dist& dist) : model_(model), dist_(dist) {
+    for (auto& group : model.optimizer_groups()) optimizers_.push_back(make_optimizer(config, group));
+    if (!config.is_null("clip_grad_norm")) {
+      YAML::Node c = config.node("clip_grad_norm");
+      max_norm_ = c["max_norm"].as<double>();
+      if (c["norm_type"]) norm_type_ = c["norm_type"].as<double>();
+    }
+  }
+  torch::optim::Optimizer& optimizer(size_t k) override {
+    if (k >= optimizers_.size())
+      throw Error(model_.name() + ": optimizer " + std::to_string(k) + " asked for, but the model has " +
+                  std::to_string(optimizers_.size()) + " parameter group(s)");
+    return *optimizers_[k];
+  }
+  void finish_gradients() override {
+    average_gradients();
+    if (max_norm_) torch::nn::utils::clip_grad_norm_(model_.parameters(), *max_norm_, norm_type_);
+  }
+
+ private:
+  void average_gradients() {
+    if (!dist_.active()) return;
+    // One flat bucket: a single all-reduce per step instead of one per parameter.
+    std::vector<torch::Tensor> grads;
+    for (auto& p : model_.parameters())
+      if (p.requires_grad())
+        grads.push_back(p.grad().defined() ? p.grad().reshape({-1}) : torch::zeros({p.numel()}, p.options()));
+    torch::Tensor flat = torch::cat(grads);
+    dist_.all_reduce_sum(flat);
+    flat.div_(dist_.world_size());
+    int64_t offset = 0;
+    for (auto& p : model_.parameters()) {
+      if (!p.requires_grad()) continue;
+      torch::Tensor g = flat.narrow(0, offset, p.numel()).view(p.sizes());
+      if (p.grad().defined()) p.mutable_grad().copy_(g);
+      else p.mutable_grad() = g.clone();
+      offset += p.numel();
+    }
+  }
+
+  models::Model& model_;
+  Dist& dist_;
+  std::vector<std::unique_ptr<torch::optim::Optimizer>> optimizers_;
+  std::optional<double> max_norm_;
+  double norm_type_ = 2;
+};
+
 Trainer::Trainer(const config::Config& config, models::Model& model, const DeviceManager& device,
-                 Dist& dist, const TrainData& data, const Evaluator& evaluator)
+                 Dist& dist, pipeline::TrainingSource* source, const evaluator::Evaluator& evaluator,
+                 EvaluationSplits splits)
     : config_(config),
       model_(model),
       device_(device),
       dist_(dist),
-      data_(data),
+      source_(source),
       evaluator_(evaluator),
+      splits_(splits),
       checkpoint_path_(checkpoint_name(config, dist)) {
-  if (model_.kind() != models::ModelKind::kGradient) return;
-  const YAML::Node neg = config_.node("train_neg_sample_args");
-  const std::string dist_name = neg["distribution"] ? neg["distribution"].as<std::string>() : "none";
-  int sample_num = 1;
-  if (dist_name != "none") {
-    // A batch holds train_batch_size // sample_num positives, each with sample_num negatives
-    // (RecBole's rule). With sample_num above the batch size that would be one positive and
-    // sample_num rows per batch: an allocation the user did not mean (24 GB at 10⁹).
-    const int64_t wanted = neg["sample_num"].as<int64_t>();
-    const int64_t batch = config_.get_int("train_batch_size");
-    if (wanted > batch)
-      throw ConfigError("train_neg_sample_args: sample_num " + std::to_string(wanted) +
-                        " is larger than train_batch_size " + std::to_string(batch) +
-                        "; expected sample_num <= train_batch_size (a batch holds "
-                        "train_batch_size // sample_num positives, each with sample_num "
-                        "negatives)");
-    sample_num = static_cast<int>(wanted);
-    std::vector<int64_t> counts(model_.n_items(), 0);
-    for (int32_t i : data_.train_items) ++counts[i];
-    sampler_ = std::make_unique<data::NegativeSampler>(
-        data_.train, dist_name, neg["alpha"] ? neg["alpha"].as<double>() : 1.0, counts);
-  }
-  batcher_ = std::make_unique<data::TrainBatcher>(
-      data_.train_users, data_.train_items, sampler_.get(), sample_num,
-      config_.get_int("train_batch_size"), config_.get_bool("shuffle"),
-      static_cast<uint64_t>(config_.get_int("seed")), dist_.rank(), dist_.world_size());
-  if (sampler_ && fused_bpr_applicable(config_, model_, device_, dist_.world_size())) {
-    using Update = FusedBprTrainer::Update;
-    const Update update = *FusedBprTrainer::update_for(config_.get_string("learner"));
-    const bool lazy = update == Update::kLazyAdam, sgd = update == Update::kSgd;
-    const double wd = config_.get_double("weight_decay");
-    if (lazy && wd > 0) log::warning("learner sparse_adam ignores weight_decay, as in RecBole");
-    fused_ = std::make_unique<FusedBprTrainer>(dynamic_cast<models::BPR&>(model_), update,
-                                               config_.get_double("learning_rate"), wd);
-    const char* step = sgd ? (wd > 0 ? "SGD with weight decay on every row"
-                                     : "SGD on the rows each batch uses")
-                           : lazy ? "SparseAdam on the rows each batch uses"
-                                  : "dense Adam";
-    log::info(std::string("training path: fused BPR (sampling, gradient and ") + step + " on " +
-              std::to_string(device_.cpu_threads()) +
-              " threads; fast_bpr: false selects the generic autograd path)");
-    const int64_t rows = model_.n_users() + model_.n_items();
-    if (update == Update::kDenseAdam && rows > 20 * config_.get_int("train_batch_size"))
-      log::info("learner adam updates all " + std::to_string(rows) +
-                " embedding rows every batch; learner sparse_adam updates only the rows a batch "
-                "uses and is much faster on tables this large");
-  } else {
-    optimizer_ = make_optimizer(config_, model_.parameters());
-  }
+  if (model_.fitted_once()) return;
+  if (!source_) throw Error(model_.name() + ": a trained model needs a training source");
+  fast_ = model_.fast_epoch(models::TrainingEnv{config_, device_, dist_.world_size(), *source_});
+  if (fast_)
+    log::info("training path: " + fast_->describe());
+  else
+    step_ = std::make_unique<Step>(config_, model_, dist_);
 }
+
+Trainer::~Trainer() = default;
 
 void Trainer::sync_initial_parameters() {
   if (!dist_.active()) return;
@@ -176,69 +187,30 @@ void Trainer::sync_initial_parameters() {
   for (auto& p : model_.parameters()) dist_.broadcast(p, 0);
 }
 
-void Trainer::average_gradients() {
-  if (!dist_.active()) return;
-  // One flat bucket: a single all-reduce per step instead of one per parameter.
-  std::vector<torch::Tensor> grads;
-  for (auto& p : model_.parameters())
-    if (p.requires_grad())
-      grads.push_back(p.grad().defined() ? p.grad().reshape({-1}) : torch::zeros({p.numel()}, p.options()));
-  torch::Tensor flat = torch::cat(grads);
-  dist_.all_reduce_sum(flat);
-  flat.div_(dist_.world_size());
-  int64_t offset = 0;
-  for (auto& p : model_.parameters()) {
-    if (!p.requires_grad()) continue;
-    torch::Tensor g = flat.narrow(0, offset, p.numel()).view(p.sizes());
-    if (p.grad().defined()) p.mutable_grad().copy_(g);
-    else p.mutable_grad() = g.clone();
-    offset += p.numel();
-  }
-}
-
 double Trainer::train_epoch(int64_t epoch) {
   model_.train();
-  batcher_->start_epoch(epoch);
-  if (fused_) {
-    const double sum = fused_->train_epoch(*batcher_);
-    if (std::isnan(sum))
-      throw Error("Training loss is nan at epoch " + std::to_string(epoch) + " (model " +
-                  model_.name() + "): lower learning_rate or set clip_grad_norm");
-    return sum;
+  source_->start_epoch(epoch);
+  model_.on_epoch_start(epoch);
+  double sum = 0;
+  if (fast_) {
+    sum = fast_->train_epoch();
+  } else {
+    Progress progress(config_.get_bool("show_progress") && dist_.is_main(),
+                      "Train " + std::to_string(epoch), source_->batches_per_epoch());
+    data::Batch batch;
+    torch::Tensor total = torch::zeros({}, device_.float_options());
+    int64_t b = 0;
+    while (source_->next(batch)) {
+      torch::Tensor loss = model_.train_step(device_.place(batch), *step_);
+      device_.check(loss, model_.name(), "loss");
+      total += loss.detach();
+      progress.tick(++b);
+    }
+    // One device→host sync per epoch rather than per batch.
+    sum = total.item<double>();
   }
-  const bool clip = !config_.is_null("clip_grad_norm");
-  double max_norm = 0, norm_type = 2;
-  if (clip) {
-    YAML::Node c = config_.node("clip_grad_norm");
-    max_norm = c["max_norm"].as<double>();
-    if (c["norm_type"]) norm_type = c["norm_type"].as<double>();
-  }
-  Progress progress(config_.get_bool("show_progress") && dist_.is_main(),
-                    "Train " + std::to_string(epoch), batcher_->batches_per_epoch());
-  data::PairBatch pb;
-  torch::Tensor total = torch::zeros({}, device_.float_options());
-  int64_t b = 0;
-  while (batcher_->next(pb)) {
-    models::TrainBatch batch;
-    batch.users = device_.place(torch::from_blob(pb.users.data(), {pb.size()}, torch::kInt64).clone());
-    batch.pos_items = device_.place(torch::from_blob(pb.pos_items.data(), {pb.size()}, torch::kInt64).clone());
-    if (!pb.neg_items.empty())
-      batch.neg_items = device_.place(torch::from_blob(pb.neg_items.data(), {pb.size()}, torch::kInt64).clone());
-    optimizer_->zero_grad();
-    torch::Tensor loss = model_.calculate_loss(batch);
-    device_.check(loss, model_.name(), "loss");
-    loss.backward();
-    average_gradients();
-    if (clip) torch::nn::utils::clip_grad_norm_(model_.parameters(), max_norm, norm_type);
-    optimizer_->step();
-    total += loss.detach();
-    progress.tick(++b);
-  }
-  // One device→host sync per epoch rather than per batch.
-  const double sum = total.item<double>();
-  if (std::isnan(sum))
-    throw Error("Training loss is nan at epoch " + std::to_string(epoch) + " (model " +
-                model_.name() + "): lower learning_rate or set clip_grad_norm");
+  if (std::isnan(sum)) throw nan_loss_error(model_.name(), epoch);
+  model_.on_epoch_end(epoch);
   return sum;
 }
 
@@ -322,7 +294,8 @@ void Trainer::load_checkpoint(const std::string& path) {
 }
 
 MetricValues Trainer::validate() {
-  return evaluator_.evaluate(model_, data_.valid, data_.train, Phase::kValid);
+  model_.before_evaluation();
+  return evaluator_.evaluate(model_, splits_.valid, evaluator::Phase::kValid);
 }
 
 FitResult Trainer::fit() {
@@ -331,8 +304,8 @@ FitResult Trainer::fit() {
   const int64_t eval_step = std::min(config_.get_int("eval_step"), std::max<int64_t>(epochs, 1));
   const int64_t stopping_step = config_.get_int("stopping_step");
   const std::string valid_metric = to_lower(config_.get_string("valid_metric"));
-  const bool bigger = valid_metric_bigger(valid_metric);
-  const bool has_valid = data_.valid.nnz() > 0;
+  const bool bigger = config_.get_bool("valid_metric_bigger");  // derived by the config
+  const bool has_valid = !splits_.valid.empty();
   const int loss_places = static_cast<int>(config_.get_int("loss_decimal_place"));
   auto pick = [&](const MetricValues& values) {
     for (const auto& [k, v] : values)
@@ -342,7 +315,7 @@ FitResult Trainer::fit() {
                       "or topk");
   };
 
-  if (model_.kind() == models::ModelKind::kFitOnce) {
+  if (model_.fitted_once()) {
     auto t0 = Clock::now();
     model_.fit();
     result.train_seconds.push_back(seconds_since(t0));
@@ -356,7 +329,7 @@ FitResult Trainer::fit() {
       log::info("evaluating [time: " + fixed(result.eval_seconds.back(), 2) +
                 "s, valid_score: " + fixed(*result.best_valid_score, 6) + "]");
       log::info("valid result: \n" +
-                format_metrics(result.best_valid_result, static_cast<int>(config_.get_int("metric_decimal_place"))));
+                evaluator::format_metrics(result.best_valid_result, static_cast<int>(config_.get_int("metric_decimal_place"))));
     }
     result.best_epoch = 0;
     save_checkpoint(checkpoint_path_);
@@ -399,7 +372,7 @@ FitResult Trainer::fit() {
       }
       log::info("epoch " + std::to_string(epoch) + " evaluating [time: " +
                 fixed(result.eval_seconds.back(), 2) + "s, valid_score: " + fixed(score, 6) + "]");
-      log::info("valid result: \n" + format_metrics(valid, static_cast<int>(config_.get_int("metric_decimal_place"))));
+      log::info("valid result: \n" + evaluator::format_metrics(valid, static_cast<int>(config_.get_int("metric_decimal_place"))));
       if (improved) {
         keep_best();
         result.checkpoint_path = checkpoint_path_;
@@ -433,7 +406,8 @@ MetricValues Trainer::test(bool load_best) {
     log::info("Loading model structure and parameters from " + checkpoint_path_);
     load_checkpoint(checkpoint_path_);
   }
-  return evaluator_.evaluate(model_, data_.test, data_.train_valid, Phase::kTest);
+  model_.before_evaluation();
+  return evaluator_.evaluate(model_, splits_.test, evaluator::Phase::kTest);
 }
 
 }  // namespace recbole::trainer

@@ -1,13 +1,18 @@
 #pragma once
-// Trainer: RecBole's training rules (§6) for gradient models, and the fitted-once path.
+// Trainer: RecBole's training rules, for every model and task. It never names a model, a task
+// or an input type: it pulls batches from the training source the pipeline built, calls the
+// model's hooks, and evaluates the evaluation sources it is given.
 //
-// Gradient models: per epoch, shuffled batches from a TrainBatcher, loss, backward, optional
-// clip_grad_norm, optimizer step; validation every eval_step epochs; early stopping on
-// valid_metric with RecBole's rules (ties count as improvement; stop after stopping_step + 1
-// evaluations without one); the best model written atomically to checkpoint_dir by rank 0 and
-// reloaded for the test. Fitted-once models: fit, validate, checkpoint, test — no epochs and no
-// optimizer. Distributed: parameters broadcast from rank 0 at the start, gradients averaged
-// over ranks by a bucketed all-reduce; every rank takes the same path.
+// Gradient models: per epoch, on_epoch_start; then the model's fast epoch when it offers one,
+// else for every batch of the source train_step (default: zero-grad, loss, backward, gradient
+// averaging over ranks, optional clip_grad_norm, optimizer step); then on_epoch_end.
+// Validation every eval_step epochs (before_evaluation first); early stopping on
+// valid_metric with RecBole's rules: ties count as improvement, and training stops after
+// stopping_step + 1 evaluations without one. The best model is written atomically to
+// checkpoint_dir by rank 0 and reloaded for the test. Fitted-once models: fit, validate,
+// checkpoint, test — no epochs and no optimizer. Distributed: parameters broadcast from rank 0
+// at the start, gradients averaged over ranks by a bucketed all-reduce; every rank takes the
+// same path.
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -15,21 +20,13 @@
 #include <vector>
 
 #include "models/model.h"
-#include "recbole/data/train_batcher.h"
-#include "trainer/evaluator.h"
-#include "trainer/fused_bpr.h"
+#include "recbole/evaluator/evaluator.h"
+#include "recbole/pipeline/training_source.h"
+#include "recbole/utils/error.h"
 
 namespace recbole::trainer {
 
-// What the trainer needs of the split data (CPU, built once by the caller).
-struct TrainData {
-  const std::vector<int32_t>& train_users;      // [n_train] training interactions
-  const std::vector<int32_t>& train_items;      // [n_train]
-  const data::InteractionMatrix& train;         // train split, user → items
-  const data::InteractionMatrix& valid;         // valid split positives
-  const data::InteractionMatrix& test;          // test split positives
-  const data::InteractionMatrix& train_valid;   // train ∪ valid: the test-time history
-};
+using evaluator::MetricValues;
 
 struct FitResult {
   std::optional<double> best_valid_score;
@@ -41,24 +38,34 @@ struct FitResult {
   std::string checkpoint_path;        // empty when nothing was saved
 };
 
+// The evaluation sources of one run (they must outlive the trainer).
+struct EvaluationSplits {
+  const evaluator::EvaluationSource& valid;
+  const evaluator::EvaluationSource& test;
+};
+
 class Trainer {
  public:
+  // source: the model's training source; nullptr for fitted-once models.
   Trainer(const config::Config& config, models::Model& model, const DeviceManager& device,
-          Dist& dist, const TrainData& data, const Evaluator& evaluator);
+          Dist& dist, pipeline::TrainingSource* source, const evaluator::Evaluator& evaluator,
+          EvaluationSplits splits);
+  ~Trainer();
 
   FitResult fit();
   // Test metrics; with load_best the checkpoint written by fit() is loaded first.
   MetricValues test(bool load_best = true);
   MetricValues validate();
 
-  // Whether the fused BPR training path is in use (see fused_bpr.h).
-  bool uses_fused_path() const { return fused_ != nullptr; }
+  // Whether the model's own fast epoch runs instead of the batch loop (e.g. fused BPR).
+  bool uses_fast_epoch() const { return fast_ != nullptr; }
 
   // Checkpoint I/O (atomic write: temporary file, then rename).
   void save_checkpoint(const std::string& path) const;
   void load_checkpoint(const std::string& path);
 
  private:
+  class Step;
   double train_epoch(int64_t epoch);  // returns the summed batch loss (RecBole's report)
   // The best model of fit() is kept in memory (copies of its parameters and buffers) at each
   // improvement, and written to checkpoint_path_ when kBestWriteInterval has passed since the
@@ -67,25 +74,23 @@ class Trainer {
   void keep_best();
   void write_best();
   void sync_initial_parameters();
-  void average_gradients();
 
   const config::Config& config_;
   models::Model& model_;
   const DeviceManager& device_;
   Dist& dist_;
-  TrainData data_;
-  const Evaluator& evaluator_;
-  std::unique_ptr<data::NegativeSampler> sampler_;
-  std::unique_ptr<data::TrainBatcher> batcher_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  std::unique_ptr<FusedBprTrainer> fused_;  // set when the fused BPR path applies
+  pipeline::TrainingSource* source_;
+  const evaluator::Evaluator& evaluator_;
+  EvaluationSplits splits_;
+  std::unique_ptr<Step> step_;                 // the batch loop's optimizers
+  std::unique_ptr<models::FastEpoch> fast_;    // set when the model's fast epoch applies
   std::string checkpoint_path_;
   std::vector<torch::Tensor> best_state_;  // see keep_best()
   bool best_unwritten_ = false;
   std::chrono::steady_clock::time_point last_best_write_{};
 };
 
-// True when a bigger value of `valid_metric` is better (RecBole's rule, derived not configured).
-bool valid_metric_bigger(const std::string& valid_metric);
+// The error for a NaN training loss (both training paths raise it).
+Error nan_loss_error(const std::string& model, int64_t epoch);
 
 }  // namespace recbole::trainer

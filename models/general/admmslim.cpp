@@ -150,7 +150,8 @@ void ADMMSLIM::fit() {
   assign_buffer(c_, device_manager().place(c));
 }
 
-torch::Tensor ADMMSLIM::full_sort_predict(const torch::Tensor& users) {
+torch::Tensor ADMMSLIM::full_sort_predict(const data::Batch& batch) {
+  const torch::Tensor& users = batch.users;
   if (c_.size(0) != n_items()) throw Error("ADMMSLIM: full_sort_predict called before fit()");
   const std::vector<int64_t> u = to_vector(users);
   torch::Tensor x = device_manager().place(dense_history(train_, u));
@@ -158,9 +159,9 @@ torch::Tensor ADMMSLIM::full_sort_predict(const torch::Tensor& users) {
   return torch::matmul(x - item_means_.unsqueeze(0), c_) + item_means_.unsqueeze(0);
 }
 
-void register_admmslim() {
-  register_model("ADMMSLIM", "SLIM solved by ADMM (L1 + L2, optional positivity and centring)",
-                 [](const ModelContext& ctx) { return std::make_shared<ADMMSLIM>(ctx); });
+RECBOLE_REGISTER_MODEL(ADMMSLIM) {
+  register_model({"ADMMSLIM", Task::kGeneral, InputType::kFitOnce, "SLIM solved by ADMM (L1 + L2, optional positivity and centring)",
+                  [](const ModelContext& ctx) { return std::make_shared<ADMMSLIM>(ctx); }});
 }
 
 }  // namespace recbole::models

@@ -24,10 +24,9 @@ class ADMMSLIM : public Model {
  public:
   explicit ADMMSLIM(const ModelContext& ctx);
 
-  ModelKind kind() const override { return ModelKind::kFitOnce; }
   void fit() override;
   // [B, n_items] float32 on the device.
-  torch::Tensor full_sort_predict(const torch::Tensor& users) override;
+  torch::Tensor full_sort_predict(const data::Batch& batch) override;
 
   // C: [n_items, n_items] float32 on the device (empty before fit()).
   torch::Tensor item_similarity() const { return c_; }

@@ -2,7 +2,10 @@
 
 #include <torch/torch.h>
 
+#include "models/general/bpr_fused.h"
 #include "recbole/config/config.h"
+#include "recbole/pipeline/pair_source.h"
+#include "recbole/utils/logging.h"
 
 namespace recbole::models {
 
@@ -18,24 +21,76 @@ BPR::BPR(const ModelContext& ctx) : Model("BPR", ctx) {
   item_embedding_ = register_parameter("item_embedding", ctx.device.place(i));
 }
 
-torch::Tensor BPR::calculate_loss(const TrainBatch& batch) {
+torch::Tensor BPR::calculate_loss(const data::Batch& batch) {
   torch::Tensor u = user_embedding_.index_select(0, batch.users);
-  torch::Tensor pos = (u * item_embedding_.index_select(0, batch.pos_items)).sum(1);
+  torch::Tensor pos = (u * item_embedding_.index_select(0, batch.items)).sum(1);
   torch::Tensor neg = (u * item_embedding_.index_select(0, batch.neg_items)).sum(1);
   return -torch::log(1e-10 + torch::sigmoid(pos - neg)).mean();
 }
 
-torch::Tensor BPR::full_sort_predict(const torch::Tensor& users) {
-  return torch::matmul(user_embedding_.index_select(0, users), item_embedding_.t());
+torch::Tensor BPR::full_sort_predict(const data::Batch& batch) {
+  return torch::matmul(user_embedding_.index_select(0, batch.users), item_embedding_.t());
 }
 
-torch::Tensor BPR::predict(const torch::Tensor& users, const torch::Tensor& items) {
-  return (user_embedding_.index_select(0, users) * item_embedding_.index_select(0, items)).sum(1);
+torch::Tensor BPR::predict(const data::Batch& batch) {
+  return (user_embedding_.index_select(0, batch.users) *
+          item_embedding_.index_select(0, batch.items))
+      .sum(1);
 }
 
-void register_bpr() {
-  register_model("BPR", "Bayesian personalised ranking over user/item embeddings (pairwise)",
-                 [](const ModelContext& ctx) { return std::make_shared<BPR>(ctx); });
+namespace {
+
+// The fused trainer bound to the pair source's batcher.
+class FusedEpoch : public FastEpoch {
+ public:
+  FusedEpoch(BPR& model, FusedBprTrainer::Update update, double lr, double wd,
+             data::TrainBatcher& batcher, int threads)
+      : trainer_(model, update, lr, wd), batcher_(batcher), threads_(threads), decay_(wd > 0) {}
+  double train_epoch() override { return trainer_.train_epoch(batcher_); }
+  std::string describe() const override {
+    using Update = FusedBprTrainer::Update;
+    const Update u = trainer_.update();
+    const char* step = u == Update::kSgd ? (decay_ ? "SGD with weight decay on every row"
+                                                         : "SGD on the rows each batch uses")
+                       : u == Update::kLazyAdam ? "SparseAdam on the rows each batch uses"
+                                                : "dense Adam";
+    return std::string("fused BPR (sampling, gradient and ") + step + " on " +
+           std::to_string(threads_) + " threads; fast_bpr: false selects the generic autograd path)";
+  }
+ private:
+  FusedBprTrainer trainer_;
+  data::TrainBatcher& batcher_;
+  int threads_;
+  bool decay_;  // weight decay: the SGD step moves every row
+};
+
+}  // namespace
+
+std::unique_ptr<FastEpoch> BPR::fast_epoch(const TrainingEnv& env) {
+  auto* pairs = dynamic_cast<pipeline::PairSource*>(&env.source);
+  if (!pairs || !pairs->samples_negatives() ||
+      !fused_bpr_applicable(env.config, *this, env.device, env.world_size))
+    return nullptr;
+  using Update = FusedBprTrainer::Update;
+  const Update update = *FusedBprTrainer::update_for(env.config.get_string("learner"));
+  const double wd = env.config.get_double("weight_decay");
+  if (update == Update::kLazyAdam && wd > 0)
+    log::warning("learner sparse_adam ignores weight_decay, as in RecBole");
+  auto fused = std::make_unique<FusedEpoch>(*this, update, env.config.get_double("learning_rate"),
+                                            wd, pairs->batcher(), env.device.cpu_threads());
+  const int64_t rows = n_users() + n_items();
+  if (update == Update::kDenseAdam && rows > 20 * env.config.get_int("train_batch_size"))
+    log::info("learner adam updates all " + std::to_string(rows) +
+              " embedding rows every batch; learner sparse_adam updates only the rows a batch "
+              "uses and is much faster on tables this large");
+  return fused;
+}
+
+RECBOLE_REGISTER_MODEL(BPR) {
+  register_model({"BPR", Task::kGeneral, InputType::kPairwise,
+                  "Bayesian personalised ranking over user/item embeddings", [](const ModelContext& ctx) {
+                    return std::make_shared<BPR>(ctx);
+                  }});
 }
 
 }  // namespace recbole::models

@@ -48,16 +48,17 @@ void EASE::fit() {
   assign_buffer(b_, device_manager().place(b));
 }
 
-torch::Tensor EASE::full_sort_predict(const torch::Tensor& users) {
+torch::Tensor EASE::full_sort_predict(const data::Batch& batch) {
+  const torch::Tensor& users = batch.users;
   if (b_.size(0) != n_items()) throw Error("EASE: full_sort_predict called before fit()");
   const std::vector<int64_t> u = to_vector(users);
   torch::Tensor x = device_manager().place(dense_history(train_, u));
   return torch::matmul(x, b_);
 }
 
-void register_ease() {
-  register_model("EASE", "Embarrassingly shallow autoencoder: closed-form item-item regression",
-                 [](const ModelContext& ctx) { return std::make_shared<EASE>(ctx); });
+RECBOLE_REGISTER_MODEL(EASE) {
+  register_model({"EASE", Task::kGeneral, InputType::kFitOnce, "Embarrassingly shallow autoencoder: closed-form item-item regression",
+                  [](const ModelContext& ctx) { return std::make_shared<EASE>(ctx); }});
 }
 
 }  // namespace recbole::models

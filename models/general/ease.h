@@ -15,10 +15,9 @@ class EASE : public Model {
  public:
   explicit EASE(const ModelContext& ctx);
 
-  ModelKind kind() const override { return ModelKind::kFitOnce; }
   void fit() override;
   // [B, n_items] float32 on the device.
-  torch::Tensor full_sort_predict(const torch::Tensor& users) override;
+  torch::Tensor full_sort_predict(const data::Batch& batch) override;
 
   // [n_items, n_items] float32 on the device (empty before fit()).
   torch::Tensor item_similarity() const { return b_; }

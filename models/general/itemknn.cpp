@@ -82,7 +82,8 @@ void ItemKNN::fit() {
   assign_buffer(w_values_, device_manager().place(w.values));
 }
 
-torch::Tensor ItemKNN::full_sort_predict(const torch::Tensor& users) {
+torch::Tensor ItemKNN::full_sort_predict(const data::Batch& batch) {
+  const torch::Tensor& users = batch.users;
   const std::vector<int64_t> u = to_vector(users);
   torch::Tensor scores =
       user_mode_ ? csr_times_history(train_, u, w_indptr_, w_indices_, w_values_)
@@ -95,9 +96,9 @@ torch::Tensor ItemKNN::dense_weights() const {
 }
 
 
-void register_itemknn() {
-  register_model("ItemKNN", "Item (or user) k-nearest neighbours with shrunk cosine similarity",
-                 [](const ModelContext& ctx) { return std::make_shared<ItemKNN>(ctx); });
+RECBOLE_REGISTER_MODEL(ItemKNN) {
+  register_model({"ItemKNN", Task::kGeneral, InputType::kFitOnce, "Item (or user) k-nearest neighbours with shrunk cosine similarity",
+                  [](const ModelContext& ctx) { return std::make_shared<ItemKNN>(ctx); }});
 }
 
 }  // namespace recbole::models

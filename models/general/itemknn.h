@@ -17,10 +17,9 @@ class ItemKNN : public Model {
  public:
   explicit ItemKNN(const ModelContext& ctx);
 
-  ModelKind kind() const override { return ModelKind::kFitOnce; }
   void fit() override;
   // [B, n_items] float32 on the device.
-  torch::Tensor full_sort_predict(const torch::Tensor& users) override;
+  torch::Tensor full_sort_predict(const data::Batch& batch) override;
 
   bool user_mode() const { return user_mode_; }
   // W as a dense [n, n] float32 CPU tensor (n = n_items, or n_users in user mode); for tests.

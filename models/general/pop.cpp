@@ -13,16 +13,17 @@ void Pop::fit() {
   assign_buffer(item_count_, device_manager().place(torch::tensor(deg, torch::kInt64)));
 }
 
-torch::Tensor Pop::full_sort_predict(const torch::Tensor& users) {
+torch::Tensor Pop::full_sort_predict(const data::Batch& batch) {
+  const torch::Tensor& users = batch.users;
   torch::Tensor count = item_count_.to(torch::kFloat32);
   // An unfitted or empty model scores every item 0 rather than dividing by zero.
   torch::Tensor score = count / count.max().clamp_min(1.0f);
   return score.unsqueeze(0).repeat({users.size(0), 1});
 }
 
-void register_pop() {
-  register_model("Pop", "Items ranked by training popularity (baseline)",
-                 [](const ModelContext& ctx) { return std::make_shared<Pop>(ctx); });
+RECBOLE_REGISTER_MODEL(Pop) {
+  register_model({"Pop", Task::kGeneral, InputType::kFitOnce, "Items ranked by training popularity (baseline)",
+                  [](const ModelContext& ctx) { return std::make_shared<Pop>(ctx); }});
 }
 
 }  // namespace recbole::models

@@ -11,10 +11,9 @@ class Pop : public Model {
  public:
   explicit Pop(const ModelContext& ctx);
 
-  ModelKind kind() const override { return ModelKind::kFitOnce; }
   void fit() override;
   // [B, n_items] float32 on the device; every row the same.
-  torch::Tensor full_sort_predict(const torch::Tensor& users) override;
+  torch::Tensor full_sort_predict(const data::Batch& batch) override;
 
   // [n_items] int64 on the device.
   torch::Tensor item_count() const { return item_count_; }

@@ -20,7 +20,8 @@ Random::Random(const ModelContext& ctx) : Model("Random", ctx) {
   seed_ = register_buffer("seed", ctx.device.place(torch::tensor({seed}, torch::kInt64)));
 }
 
-torch::Tensor Random::full_sort_predict(const torch::Tensor& users) {
+torch::Tensor Random::full_sort_predict(const data::Batch& batch) {
+  const torch::Tensor& users = batch.users;
   const std::vector<int64_t> u = to_vector(users);
   const uint64_t seed = static_cast<uint64_t>(DeviceManager::to_host(seed_).item<int64_t>());
   const int64_t n = n_items();
@@ -38,9 +39,9 @@ torch::Tensor Random::full_sort_predict(const torch::Tensor& users) {
   return device_manager().place(out);
 }
 
-void register_random() {
-  register_model("Random", "Independent seeded random ranking per user (baseline)",
-                 [](const ModelContext& ctx) { return std::make_shared<Random>(ctx); });
+RECBOLE_REGISTER_MODEL(Random) {
+  register_model({"Random", Task::kGeneral, InputType::kFitOnce, "Independent seeded random ranking per user (baseline)",
+                  [](const ModelContext& ctx) { return std::make_shared<Random>(ctx); }});
 }
 
 }  // namespace recbole::models

@@ -11,10 +11,9 @@ class Random : public Model {
  public:
   explicit Random(const ModelContext& ctx);
 
-  ModelKind kind() const override { return ModelKind::kFitOnce; }
   void fit() override {}  // nothing to learn
   // [B, n_items] float32 in [0, 1) on the device.
-  torch::Tensor full_sort_predict(const torch::Tensor& users) override;
+  torch::Tensor full_sort_predict(const data::Batch& batch) override;
 
  private:
   torch::Tensor seed_;  // [1] int64 buffer: the config seed the streams are keyed by

@@ -322,7 +322,8 @@ void SLIMElastic::fit() {
   assign_buffer(w_values_, device_manager().place(w.values));
 }
 
-torch::Tensor SLIMElastic::full_sort_predict(const torch::Tensor& users) {
+torch::Tensor SLIMElastic::full_sort_predict(const data::Batch& batch) {
+  const torch::Tensor& users = batch.users;
   const std::vector<int64_t> u = to_vector(users);
   return device_manager().place(
       history_times_csr(train_, u, w_indptr_, w_indices_, w_values_, n_items()));
@@ -333,9 +334,9 @@ torch::Tensor SLIMElastic::dense_weights() const {
 }
 
 
-void register_slimelastic() {
-  register_model("SLIMElastic", "SLIM with one elastic-net regression per item (coordinate descent)",
-                 [](const ModelContext& ctx) { return std::make_shared<SLIMElastic>(ctx, SlimSolver::kAuto); });
+RECBOLE_REGISTER_MODEL(SLIMElastic) {
+  register_model({"SLIMElastic", Task::kGeneral, InputType::kFitOnce, "SLIM with one elastic-net regression per item (coordinate descent)",
+                  [](const ModelContext& ctx) { return std::make_shared<SLIMElastic>(ctx, SlimSolver::kAuto); }});
 }
 
 }  // namespace recbole::models

@@ -45,10 +45,9 @@ class SLIMElastic : public Model {
   // solver: kAuto picks by size (see above); tests force one or the other.
   explicit SLIMElastic(const ModelContext& ctx, SlimSolver solver = SlimSolver::kAuto);
 
-  ModelKind kind() const override { return ModelKind::kFitOnce; }
   void fit() override;
   // [B, n_items] float32 on the device.
-  torch::Tensor full_sort_predict(const torch::Tensor& users) override;
+  torch::Tensor full_sort_predict(const data::Batch& batch) override;
 
   // W as a dense [n_items, n_items] float32 CPU tensor (W[:, j] = coefficients of item j).
   torch::Tensor dense_weights() const;

@@ -90,6 +90,11 @@ torch::Tensor DeviceManager::place(const torch::Tensor& t) const {
   return t.to(device_, /*non_blocking=*/t.is_pinned());
 }
 
+data::Batch DeviceManager::place(data::Batch batch) const {
+  batch.for_each_column([this](torch::Tensor& t) { t = place(t); });
+  return batch;
+}
+
 void DeviceManager::check(const torch::Tensor& t, const std::string& model,
                           const std::string& what) const {
   if (!t.defined()) throw DeviceError(model + ": " + what + " is an undefined tensor");

@@ -66,11 +66,21 @@ struct ModelHarness {
   std::shared_ptr<models::Model> create() { return models::create_model(config.model(), ctx); }
 };
 
+// A query batch of `users` (and, when given, `items`) on the device.
+inline data::Batch user_batch(const DeviceManager& device, std::vector<int64_t> users,
+                              std::vector<int64_t> items = {}) {
+  data::Batch b;
+  b.users = torch::tensor(users, torch::kInt64);
+  if (!items.empty()) b.items = torch::tensor(items, torch::kInt64);
+  return device.place(b);
+}
+
 // The scores of users [1, n_users) as a CPU tensor, in one block.
 inline torch::Tensor all_scores(models::Model& m, const DeviceManager& device, int64_t n_users) {
   torch::NoGradGuard no_grad;
-  torch::Tensor users = device.place(torch::arange(1, n_users, torch::kInt64));
-  return m.full_sort_predict(users).to(torch::kCPU);
+  data::Batch b;
+  b.users = torch::arange(1, n_users, torch::kInt64);
+  return m.full_sort_predict(device.place(b)).to(torch::kCPU);
 }
 
 }  // namespace recbole::testing

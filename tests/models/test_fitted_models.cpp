@@ -50,8 +50,8 @@ TEST_CASE("Random: independent per user, same in any block, seeded", "[models][r
   // Two users never share a ranking (RecBole gives a whole batch one vector).
   CHECK_FALSE(torch::equal(s[0].argsort(), s[1].argsort()));
   // User 5 alone, or inside another block, gets exactly the same scores.
-  torch::Tensor alone = m->full_sort_predict(h.device.place(torch::tensor({5}, torch::kInt64))).cpu();
-  torch::Tensor block = m->full_sort_predict(h.device.place(torch::tensor({9, 5, 2}, torch::kInt64))).cpu();
+  torch::Tensor alone = m->full_sort_predict(recbole::testing::user_batch(h.device, {5})).cpu();
+  torch::Tensor block = m->full_sort_predict(recbole::testing::user_batch(h.device, {9, 5, 2})).cpu();
   CHECK(torch::equal(alone[0], s[4]));
   CHECK(torch::equal(block[1], s[4]));
   // Another seed, another ranking.
@@ -94,7 +94,7 @@ TEST_CASE("ItemKNN: shrunk cosine and top-k on a 3×3 case, item and user modes"
     expected[2][3] = s23, expected[3][2] = s23;
     CHECK(torch::allclose(w, expected, 1e-6, 1e-7));
     // u3 = {2, 3}: scores = W[2, :] + W[3, :].
-    torch::Tensor s = m.full_sort_predict(dm.place(torch::tensor({3}, torch::kInt64))).cpu();
+    torch::Tensor s = m.full_sort_predict(recbole::testing::user_batch(dm, {3})).cpu();
     CHECK(s[0][1].item<float>() == Approx(s12 + s13));
     CHECK(s[0][2].item<float>() == Approx(s23));
     CHECK(s[0][3].item<float>() == Approx(s23));
@@ -128,7 +128,7 @@ TEST_CASE("ItemKNN: shrunk cosine and top-k on a 3×3 case, item and user modes"
     CHECK(w[3][2].item<float>() == Approx(a));  // u3's neighbour: u2
     CHECK(w.count_nonzero().item<int64_t>() == 3);
     // Scores of u1 = a · X[u2, :] = a on items 1..3.
-    torch::Tensor s = m.full_sort_predict(dm.place(torch::tensor({1}, torch::kInt64))).cpu();
+    torch::Tensor s = m.full_sort_predict(recbole::testing::user_batch(dm, {1})).cpu();
     CHECK(s[0][0].item<float>() == 0.0f);
     for (int i = 1; i <= 3; ++i) CHECK(s[0][i].item<float>() == Approx(a));
   }

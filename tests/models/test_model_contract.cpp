@@ -3,7 +3,9 @@
 // a fixed seed repeats exactly, and a save/load round trip gives identical scores.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -12,12 +14,11 @@
 
 #include "models/model.h"
 #include "tests/models/model_fixture.h"
-#include "trainer/evaluator.h"
+#include "recbole/evaluator/evaluator.h"
 #include "recbole/utils/dist.h"
 #include "recbole/utils/error.h"
 
 using recbole::models::Model;
-using recbole::models::ModelKind;
 using recbole::testing::all_scores;
 using recbole::testing::ModelHarness;
 using recbole::testing::TinyData;
@@ -26,7 +27,7 @@ namespace {
 
 // Fits a fitted-once model; trains a gradient model on 3 hand-built batches.
 void train(Model& m, const TinyData& d, const recbole::DeviceManager& device) {
-  if (m.kind() == ModelKind::kFitOnce) {
+  if (m.fitted_once()) {
     m.fit();
     return;
   }
@@ -44,9 +45,13 @@ void train(Model& m, const TinyData& d, const recbole::DeviceManager& device) {
   for (int64_t b = 0; b < 3; ++b) {
     auto slice = [&](const std::vector<int64_t>& v) {
       std::vector<int64_t> s(v.begin() + b * batch, v.begin() + (b + 1) * batch);
-      return device.place(torch::tensor(s, torch::kInt64));
+      return torch::tensor(s, torch::kInt64);
     };
-    recbole::models::TrainBatch tb{slice(users), slice(pos), slice(neg)};
+    recbole::data::Batch tb;
+    tb.users = slice(users);
+    tb.items = slice(pos);
+    tb.neg_items = slice(neg);
+    tb = device.place(tb);
     opt.zero_grad();
     torch::Tensor loss = m.calculate_loss(tb);
     REQUIRE(loss.numel() == 1);
@@ -61,20 +66,22 @@ void train(Model& m, const TinyData& d, const recbole::DeviceManager& device) {
 TEST_CASE("every registered model satisfies the model contract", "[models][contract]") {
   const auto models = recbole::models::registered_models();
   std::set<std::string> names;
-  for (const auto& [name, description] : models) names.insert(name);
+  for (const auto& d : models) names.insert(d.name);
   // The fitted-once zoo is registered (a model file missing from builtin_models.cpp fails here).
   for (const char* expected : {"BPR", "Random", "Pop", "ItemKNN", "EASE", "ADMMSLIM", "SLIMElastic"})
     CHECK(names.count(expected) == 1);
 
   TinyData d;
-  for (const auto& [name, description] : models) {
+  for (const auto& descriptor : models) {
+    const std::string& name = descriptor.name;
     DYNAMIC_SECTION(name) {
-      CHECK_FALSE(description.empty());
+      CHECK_FALSE(descriptor.description.empty());
       ModelHarness h(recbole::testing::model_config(name), d);
       h.device.seed(h.device.base_seed());
       std::shared_ptr<Model> m = h.create();
       REQUIRE(m->name() == name);
-      if (m->kind() == ModelKind::kFitOnce) {
+      CHECK(m->input_type() == descriptor.input);
+      if (m->fitted_once()) {
         // No dummy parameters: fitted state lives in buffers.
         CHECK(m->parameters().empty());
         CHECK(m->trainable_parameter_count() == 0);
@@ -85,29 +92,31 @@ TEST_CASE("every registered model satisfies the model contract", "[models][contr
 
       // Shape, dtype, device, and independence from the block a user is scored in.
       auto no_grad = std::make_unique<torch::NoGradGuard>();
-      torch::Tensor users = h.device.place(torch::tensor({3, 1, 17, 39}, torch::kInt64));
+      const recbole::data::Batch users = recbole::testing::user_batch(h.device, {3, 1, 17, 39});
       torch::Tensor scores = m->full_sort_predict(users);
       CHECK_NOTHROW(h.device.check(scores, name, "full_sort_predict scores"));
       REQUIRE(scores.device() == h.device.device());
       REQUIRE(scores.scalar_type() == torch::kFloat32);
       REQUIRE(scores.sizes() == torch::IntArrayRef({4, d.n_items}));
       REQUIRE(torch::isfinite(scores).all().item<bool>());
-      torch::Tensor alone = m->full_sort_predict(h.device.place(torch::tensor({17}, torch::kInt64)));
+      torch::Tensor alone = m->full_sort_predict(recbole::testing::user_batch(h.device, {17}));
       CHECK(torch::allclose(alone.to(torch::kCPU), scores[2].unsqueeze(0).to(torch::kCPU), 1e-5, 1e-6));
       // predict agrees with full_sort_predict.
-      torch::Tensor items = h.device.place(torch::tensor({5, 0, 12, 29}, torch::kInt64));
-      torch::Tensor pairs = m->predict(users, items);
+      const recbole::data::Batch pair_batch =
+          recbole::testing::user_batch(h.device, {3, 1, 17, 39}, {5, 0, 12, 29});
+      const torch::Tensor& items = pair_batch.items;
+      torch::Tensor pairs = m->predict(pair_batch);
       REQUIRE(pairs.device() == h.device.device());
       CHECK(torch::allclose(pairs.to(torch::kCPU), scores.gather(1, items.view({-1, 1})).view({-1}).to(torch::kCPU),
                             1e-5, 1e-6));
 
       // Evaluator-style masking: a user's training items never reach the top-K of validation.
       recbole::Dist dist;
-      recbole::trainer::EvaluatorSettings es;
+      recbole::evaluator::EvaluatorSettings es;
       es.metrics = {"recall", "ndcg"};
       es.topk = {10};
-      recbole::trainer::Evaluator evaluator(es, h.device, dist, d.n_items, d.train.item_degrees());
-      auto rec = evaluator.collect(*m, d.valid, d.train);
+      recbole::evaluator::Evaluator evaluator(es, h.device, dist, d.n_items, d.train.item_degrees());
+      auto rec = evaluator.collect(*m, recbole::evaluator::UserRankingSource(d.valid, &d.train));
       const auto evaluated = d.valid.nonempty_users();
       REQUIRE(rec.n_users() == static_cast<int64_t>(evaluated.size()));
       for (size_t r = 0; r < evaluated.size(); ++r)
@@ -140,4 +149,44 @@ TEST_CASE("every registered model satisfies the model contract", "[models][contr
       CHECK(torch::equal(all_scores(*loaded, h.device, d.n_users), first));
     }
   }
+}
+
+TEST_CASE("an unknown model name is a ConfigError listing the known models", "[models]") {
+  REQUIRE_NOTHROW(recbole::models::find_model("BPR"));
+  try {
+    recbole::models::find_model("BRP");
+    FAIL("expected ConfigError");
+  } catch (const recbole::ConfigError& e) {
+    const std::string msg = e.what();
+    REQUIRE(msg.find("\"BRP\"") != std::string::npos);
+    REQUIRE(msg.find("BPR") != std::string::npos);
+    REQUIRE(msg.find("EASE") != std::string::npos);
+  }
+}
+
+
+TEST_CASE("docs/models.md lists every registered model with its task and input type",
+          "[models]") {
+  std::ifstream in(std::string(RECBOLE_SOURCE_DIR) + "/docs/models.md");
+  REQUIRE(in);
+  std::set<std::string> rows;
+  for (std::string line; std::getline(in, line);) rows.insert(line);
+  for (const auto& d : recbole::models::registered_models()) {
+    // Test models registered by other test files are not shipped.
+    if (d.description.rfind("test:", 0) == 0) continue;
+    const std::string prefix = std::string("| ") + d.name + " | " +
+                               recbole::models::task_name(d.task) + " | " +
+                               recbole::models::input_type_name(d.input) + " | ";
+    INFO(prefix);
+    CHECK(std::any_of(rows.begin(), rows.end(),
+                      [&](const std::string& r) { return r.rfind(prefix, 0) == 0; }));
+  }
+}
+
+TEST_CASE("--help text lists models by task with their input type", "[models]") {
+  const std::string help = recbole::models::models_help_text();
+  REQUIRE(help.find("  general:\n") != std::string::npos);
+  REQUIRE(help.find("BPR") != std::string::npos);
+  REQUIRE(help.find("pairwise") != std::string::npos);
+  REQUIRE(help.find("fit once") != std::string::npos);
 }

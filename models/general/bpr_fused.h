@@ -31,9 +31,9 @@
 //      reads cost as much memory traffic as the moments.
 // Results are identical for any number of threads (tested).
 //
-// Used automatically by the Trainer when fused_bpr_applicable() says so (key fast_bpr, model
-// BPR, device CPU, learner adam, sparse_adam or sgd, no clip_grad_norm, one process); otherwise
-// the generic path runs. The parameters are the model's own tensors, updated in place, so
+// BPR offers it as its fast epoch (BPR::fast_epoch) when fused_bpr_applicable() says so (key
+// fast_bpr, device CPU, learner adam, sparse_adam or sgd, no clip_grad_norm, no amp, one process,
+// sampled negatives); otherwise the trainer's generic batch loop runs. The parameters are the model's own tensors, updated in place, so
 // checkpoints and evaluation see them as usual.
 #include <cstdint>
 #include <optional>
@@ -43,9 +43,9 @@
 #include "models/general/bpr.h"
 #include "recbole/data/train_batcher.h"
 
-namespace recbole::trainer {
+namespace recbole::models {
 
-bool fused_bpr_applicable(const config::Config& config, const models::Model& model,
+bool fused_bpr_applicable(const config::Config& config, const BPR& model,
                           const DeviceManager& device, int world_size);
 
 // One gradient contribution to a row: sample r (code r) or, for a negative item, code ~r.
@@ -65,7 +65,7 @@ class FusedBprTrainer {
   static constexpr double kStashAboveBytes = 32.0 * 1024 * 1024;
 
   // stash_above_bytes: kStashAboveBytes unless a test forces one way of gathering.
-  FusedBprTrainer(models::BPR& model, Update update, double learning_rate, double weight_decay,
+  FusedBprTrainer(BPR& model, Update update, double learning_rate, double weight_decay,
                   double stash_above_bytes = kStashAboveBytes);
   // One epoch over `batcher` (already started); returns the summed batch loss.
   double train_epoch(data::TrainBatcher& batcher);
@@ -96,7 +96,7 @@ class FusedBprTrainer {
   void gather_owned_rows(int worker, int workers, int64_t b, const data::PairBatch& pb);
   void update_owned_rows(int worker, int workers);
 
-  models::BPR& model_;
+  BPR& model_;
   Update update_;
   double lr_, wd_;
   double beta1_ = 0.9, beta2_ = 0.999, eps_ = 1e-8;
@@ -109,4 +109,4 @@ class FusedBprTrainer {
   std::vector<float> user_stash_, diff_stash_;  // [B, dim]: u, and i⁺ − i⁻ (stash_ only)
 };
 
-}  // namespace recbole::trainer
+}  // namespace recbole::models

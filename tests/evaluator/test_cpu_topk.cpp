@@ -14,10 +14,10 @@
 #include "models/model.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/thread_pool.h"
-#include "trainer/cpu_topk.h"
-#include "trainer/evaluator.h"
+#include "recbole/evaluator/cpu_topk.h"
+#include "recbole/evaluator/evaluator.h"
 
-using recbole::trainer::RowTopK;
+using recbole::evaluator::RowTopK;
 
 namespace {
 
@@ -64,7 +64,7 @@ TEST_CASE("RowTopK equals a full sort, with ties, masked entries, NaN and tiles"
 TEST_CASE("mask_items masks history inside the tile and keeps the split's positives", "[eval][topk]") {
   std::vector<float> row(10, 1.f);
   const std::vector<int32_t> hist = {2, 5, 12, 14, 19}, keep = {5};
-  const int32_t* next = recbole::trainer::mask_items(row.data(), 10, 20, hist.data(),
+  const int32_t* next = recbole::evaluator::mask_items(row.data(), 10, 20, hist.data(),
                                                      hist.data() + hist.size(), keep.data(),
                                                      keep.data() + keep.size());
   REQUIRE(next == hist.data() + hist.size());
@@ -80,9 +80,8 @@ class FactorModel : public recbole::models::Model {
   FactorModel(const recbole::models::ModelContext& ctx, torch::Tensor u, torch::Tensor i,
               bool expose)
       : Model("FactorModel", ctx), u_(u), i_(i), expose_(expose) {}
-  recbole::models::ModelKind kind() const override { return recbole::models::ModelKind::kFitOnce; }
-  torch::Tensor full_sort_predict(const torch::Tensor& users) override {
-    return torch::mm(u_.index_select(0, users), i_.t());
+  torch::Tensor full_sort_predict(const recbole::data::Batch& batch) override {
+    return torch::mm(u_.index_select(0, batch.users), i_.t());
   }
   bool score_factors(torch::Tensor* users, torch::Tensor* items) const override {
     if (!expose_) return false;
@@ -130,13 +129,14 @@ TEST_CASE("the factor path and the score-block path rank exactly like a full sor
   recbole::models::ModelContext ctx{config, n_users, n_items, history, dm};
   FactorModel with_factors(ctx, U, I, true), without(ctx, U, I, false);
 
-  recbole::trainer::EvaluatorSettings s;
+  recbole::evaluator::EvaluatorSettings s;
   s.metrics = {"Recall", "NDCG"};
   s.topk = {5, 20};
   s.memory_budget_bytes = 64 * n_items * 4;  // several score blocks
-  recbole::trainer::Evaluator ev(s, dm, dist, n_items, std::vector<int64_t>(n_items, 1));
-  const auto a = ev.collect(with_factors, positives, history);
-  const auto b = ev.collect(without, positives, history);
+  recbole::evaluator::Evaluator ev(s, dm, dist, n_items, std::vector<int64_t>(n_items, 1));
+  const recbole::evaluator::UserRankingSource queries(positives, &history);
+  const auto a = ev.collect(with_factors, queries);
+  const auto b = ev.collect(without, queries);
   REQUIRE(a.topk_items == b.topk_items);
   REQUIRE(a.hits == b.hits);
   REQUIRE(a.pos_len == b.pos_len);

@@ -1,4 +1,4 @@
-#include "trainer/fused_bpr.h"
+#include "models/general/bpr_fused.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,13 +15,12 @@
 #include "recbole/utils/text.h"
 #include "recbole/utils/thread_pool.h"
 
-namespace recbole::trainer {
+namespace recbole::models {
 
-bool fused_bpr_applicable(const config::Config& config, const models::Model& model,
+bool fused_bpr_applicable(const config::Config& config, const BPR& model,
                           const DeviceManager& device, int world_size) {
-  const auto* bpr = dynamic_cast<const models::BPR*>(&model);
-  return config.get_bool("fast_bpr") && bpr != nullptr &&
-         bpr->user_embedding().size(1) <= FusedBprTrainer::kMaxDim && !device.is_cuda() &&
+  return config.get_bool("fast_bpr") && model.user_embedding().size(1) <= FusedBprTrainer::kMaxDim &&
+         !device.is_cuda() &&
          FusedBprTrainer::update_for(config.get_string("learner")).has_value() &&
          config.is_null("clip_grad_norm") && world_size == 1 && !config.get_bool("enable_amp");
 }
@@ -480,7 +479,7 @@ void dense_update(float* P, float* M, float* V, const int32_t* slot, int64_t lo,
 
 }  // namespace
 
-FusedBprTrainer::FusedBprTrainer(models::BPR& model, Update update, double learning_rate,
+FusedBprTrainer::FusedBprTrainer(BPR& model, Update update, double learning_rate,
                                  double weight_decay, double stash_above_bytes)
     : model_(model), update_(update), lr_(learning_rate), wd_(weight_decay) {
   dim_ = model.user_embedding().size(1);
@@ -624,4 +623,4 @@ void FusedBprTrainer::update_owned_rows(int worker, int workers) {
   for (int32_t row : ws.touched_items) items_.slot[static_cast<size_t>(row)] = -1;
 }
 
-}  // namespace recbole::trainer
+}  // namespace recbole::models

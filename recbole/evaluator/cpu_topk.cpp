@@ -1,10 +1,10 @@
-#include "trainer/cpu_topk.h"
+#include "recbole/evaluator/cpu_topk.h"
 
 #include <algorithm>
 
 #include "recbole/utils/simd.h"
 
-namespace recbole::trainer {
+namespace recbole::evaluator {
 
 namespace {
 
@@ -66,4 +66,4 @@ const int32_t* mask_items(float* row, int32_t lo, int32_t hi, const int32_t* his
   return it;
 }
 
-}  // namespace recbole::trainer
+}  // namespace recbole::evaluator

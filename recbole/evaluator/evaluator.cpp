@@ -1,4 +1,4 @@
-#include "trainer/evaluator.h"
+#include "recbole/evaluator/evaluator.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,9 +12,9 @@
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/thread_pool.h"
-#include "trainer/cpu_topk.h"
+#include "recbole/evaluator/cpu_topk.h"
 
-namespace recbole::trainer {
+namespace recbole::evaluator {
 
 EvaluatorSettings evaluator_settings_from_config(const config::Config& config) {
   EvaluatorSettings s;
@@ -25,14 +25,11 @@ EvaluatorSettings evaluator_settings_from_config(const config::Config& config) {
   if (!config.is_null("tail_ratio")) s.tail_ratio = config.get_double("tail_ratio");
   const YAML::Node mode = config.node("eval_args")["mode"];
   if (mode && mode.IsMap()) {
-    s.valid_mode = mode["valid"].as<std::string>();
-    s.test_mode = mode["test"].as<std::string>();
+    // The config check has accepted both already (the same grammar, config/eval_mode.h).
+    s.valid_mode = *config::EvalMode::parse(mode["valid"].as<std::string>());
+    s.test_mode = *config::EvalMode::parse(mode["test"].as<std::string>());
   }
   s.seed = static_cast<uint64_t>(config.get_int("seed"));
-  for (const std::string& m : {s.valid_mode, s.test_mode})
-    if (m == "labeled")
-      throw ConfigError("eval_args.mode: labeled evaluation (value metrics such as AUC, RMSE) is "
-                        "not supported; use full, uniN or popN");
   return s;
 }
 
@@ -42,7 +39,7 @@ Evaluator::Evaluator(EvaluatorSettings settings, const DeviceManager& device, Di
   context_.n_items = n_items;
   context_.item_train_count = std::move(item_train_count);
   context_.tail_ratio = settings_.tail_ratio;
-  rank_stats_ = evaluator::needs_rank_stats(settings_.metrics);
+  rank_stats_ = needs_rank_stats(settings_.metrics);
   // n_items counts the padding id 0. RecBole fails in topk here; the metrics are still defined
   // (every item is ranked), so say it and go on.
   for (int64_t k : settings_.topk)
@@ -56,31 +53,28 @@ Evaluator::Evaluator(EvaluatorSettings settings, const DeviceManager& device, Di
 
 namespace {
 
-// Parses "uni100" / "pop50" into (distribution, N); "full" gives N = 0.
-std::pair<std::string, int64_t> parse_mode(const std::string& mode) {
-  if (mode == "full") return {"full", 0};
-  const std::string kind = mode.substr(0, 3);
-  if ((kind == "uni" || kind == "pop") && mode.size() > 3)
-    return {kind == "uni" ? "uniform" : "popularity", std::stoll(mode.substr(3))};
-  throw ConfigError("eval_args.mode: expected full, uniN or popN, got \"" + mode + "\"");
+// A row's mask as a sorted range (empty without a mask).
+struct MaskRow {
+  const int32_t* begin;
+  const int32_t* end;
+};
+MaskRow mask_row(const data::InteractionMatrix* mask, int32_t row) {
+  if (!mask) return {nullptr, nullptr};
+  return {mask->row_begin(row), mask->row_end(row)};
 }
 
-}  // namespace
-
-namespace {
-
-// Appends one user's top-K (kk found entries at most, count valid) as k record slots.
-void append_row(evaluator::RankingRecords& rec, const data::InteractionMatrix& positives,
-                int32_t u, int64_t k, const int32_t* idx, int count) {
+// Appends one row's top-K (kk found entries at most, count valid) as k record slots.
+void append_row(RankingRecords& rec, const data::InteractionMatrix& positives, int32_t row,
+                int64_t k, const int32_t* idx, int count) {
   for (int64_t j = 0; j < k; ++j) {
     const int32_t item = j < count ? idx[j] : -1;
     rec.topk_items.push_back(item);
-    rec.hits.push_back(item >= 0 && positives.contains(u, item) ? 1 : 0);
+    rec.hits.push_back(item >= 0 && positives.contains(row, item) ? 1 : 0);
   }
-  rec.pos_len.push_back(static_cast<int32_t>(positives.row_size(u)));
+  rec.pos_len.push_back(static_cast<int32_t>(positives.row_size(row)));
 }
 
-// Per-user top-K results of one CPU pass, filled by the workers, appended in user order.
+// Per-row top-K results of one CPU pass, filled by the workers, appended in row order.
 struct TopkTable {
   explicit TopkTable(int64_t rows, int64_t kk)
       : kk(kk), vals(static_cast<size_t>(rows * kk)), idx(static_cast<size_t>(rows * kk)),
@@ -93,38 +87,38 @@ struct TopkTable {
 
 }  // namespace
 
-void Evaluator::collect_scores_cpu(models::Model& model, const std::vector<int32_t>& users,
-                                   const data::InteractionMatrix& positives,
-                                   const data::InteractionMatrix& history, int64_t kk,
-                                   evaluator::RankingRecords& rec) const {
+void Evaluator::collect_scores_cpu(models::Model& model, const RankingSource& source,
+                                   const std::vector<int32_t>& rows, int64_t kk,
+                                   RankingRecords& rec) const {
+  const data::InteractionMatrix& positives = source.positives();
   const int64_t k = rec.max_k;
-  const int64_t block = users_per_block();
-  for (size_t start = 0; start < users.size(); start += block) {
-    const int64_t b = std::min<int64_t>(block, static_cast<int64_t>(users.size() - start));
-    std::vector<int64_t> block_users(users.begin() + start, users.begin() + start + b);
-    torch::Tensor scores = scores_for(model, block_users);
+  const int64_t block = rows_per_block();
+  for (size_t start = 0; start < rows.size(); start += block) {
+    const int64_t b = std::min<int64_t>(block, static_cast<int64_t>(rows.size() - start));
+    std::vector<int64_t> block_rows(rows.begin() + start, rows.begin() + start + b);
+    torch::Tensor scores = scores_for(model, source, block_rows);
     float* S = scores.data_ptr<float>();
     TopkTable top(b, kk);
-    std::vector<evaluator::RankStats> stats(rank_stats_ ? b : 0);
+    std::vector<RankStats> stats(rank_stats_ ? b : 0);
     // Rows in tasks of 8: masking, GAUC statistics and the top-K of a row run on one worker.
     constexpr int64_t kRows = 8;
     parallel_for((b + kRows - 1) / kRows, [&](int64_t t, int) {
       for (int64_t r = t * kRows; r < std::min(b, (t + 1) * kRows); ++r) {
-        const int32_t u = static_cast<int32_t>(block_users[r]);
+        const int32_t q = static_cast<int32_t>(block_rows[r]);
         float* row = S + r * n_items_;
         row[0] = RowTopK::kNegInf;  // the padding item
-        mask_items(row, 0, static_cast<int32_t>(n_items_), history.row_begin(u),
-                   history.row_end(u), positives.row_begin(u), positives.row_end(u));
+        const MaskRow m = mask_row(source.mask(), q);
+        mask_items(row, 0, static_cast<int32_t>(n_items_), m.begin, m.end,
+                   positives.row_begin(q), positives.row_end(q));
         if (rank_stats_)
-          stats[r] = evaluator::rank_stats(row, n_items_, positives.row_begin(u),
-                                           positives.row_size(u));
+          stats[r] = rank_stats(row, n_items_, positives.row_begin(q), positives.row_size(q));
         RowTopK topk(static_cast<int>(kk), &top.vals[r * kk], &top.idx[r * kk]);
         topk.push(row, n_items_, 0);
         top.count[r] = topk.size();
       }
     });
     for (int64_t r = 0; r < b; ++r) {
-      append_row(rec, positives, static_cast<int32_t>(block_users[r]), k, &top.idx[r * kk],
+      append_row(rec, positives, static_cast<int32_t>(block_rows[r]), k, &top.idx[r * kk],
                  top.count[r]);
       if (rank_stats_) {
         rec.pos_rank_sum.push_back(stats[r].pos_rank_sum);
@@ -136,10 +130,9 @@ void Evaluator::collect_scores_cpu(models::Model& model, const std::vector<int32
 
 void Evaluator::collect_factors_cpu(models::Model& model, const torch::Tensor& user_factors,
                                     const torch::Tensor& item_factors,
-                                    const std::vector<int32_t>& users,
-                                    const data::InteractionMatrix& positives,
-                                    const data::InteractionMatrix& history, int64_t kk,
-                                    evaluator::RankingRecords& rec) const {
+                                    const RankingSource& source, const std::vector<int32_t>& users,
+                                    int64_t kk, RankingRecords& rec) const {
+  const data::InteractionMatrix& positives = source.positives();
   device_.check(user_factors, model.name(), "user score factors");
   device_.check(item_factors, model.name(), "item score factors");
   // Detached: the workers' GEMMs write into plain buffers (grad mode is per thread).
@@ -172,11 +165,11 @@ void Evaluator::collect_factors_cpu(models::Model& model, const torch::Tensor& u
     for (int64_t r = 0; r < b; ++r)
       std::copy_n(Up + static_cast<int64_t>(users[lo + r]) * d, d, ub.data() + r * d);
     const torch::Tensor ublock = torch::from_blob(ub.data(), {b, d});
-    std::vector<const int32_t*> hist(static_cast<size_t>(b));
+    std::vector<MaskRow> hist(static_cast<size_t>(b));
     std::vector<RowTopK> topk;
     topk.reserve(static_cast<size_t>(b));
     for (int64_t r = 0; r < b; ++r) {
-      hist[r] = history.row_begin(users[lo + r]);
+      hist[r] = mask_row(source.mask(), users[lo + r]);
       topk.emplace_back(static_cast<int>(kk), &top.vals[(lo + r) * kk], &top.idx[(lo + r) * kk]);
     }
     for (int64_t i0 = 0; i0 < n_items_; i0 += tile) {
@@ -187,8 +180,9 @@ void Evaluator::collect_factors_cpu(models::Model& model, const torch::Tensor& u
         const int32_t u = users[lo + r];
         float* row = sb.data() + r * w;
         if (i0 == 0) row[0] = RowTopK::kNegInf;  // the padding item
-        hist[r] = mask_items(row, static_cast<int32_t>(i0), static_cast<int32_t>(i0 + w), hist[r],
-                             history.row_end(u), positives.row_begin(u), positives.row_end(u));
+        hist[r].begin = mask_items(row, static_cast<int32_t>(i0), static_cast<int32_t>(i0 + w),
+                                   hist[r].begin, hist[r].end, positives.row_begin(u),
+                                   positives.row_end(u));
         topk[r].push(row, w, static_cast<int32_t>(i0));
       }
     }
@@ -198,15 +192,15 @@ void Evaluator::collect_factors_cpu(models::Model& model, const torch::Tensor& u
     append_row(rec, positives, users[r], rec.max_k, &top.idx[r * kk], top.count[r]);
 }
 
-int64_t Evaluator::users_per_block() const {
+int64_t Evaluator::rows_per_block() const {
   const int64_t row_bytes = n_items_ * static_cast<int64_t>(sizeof(float));
   return std::max<int64_t>(1, settings_.memory_budget_bytes / std::max<int64_t>(row_bytes, 1));
 }
 
-torch::Tensor Evaluator::scores_for(models::Model& model, const std::vector<int64_t>& block_users) const {
-  const int64_t b = static_cast<int64_t>(block_users.size());
-  torch::Tensor users_t = device_.place(torch::tensor(block_users, torch::kInt64));
-  torch::Tensor scores = model.full_sort_predict(users_t);
+torch::Tensor Evaluator::scores_for(models::Model& model, const RankingSource& source,
+                                    const std::vector<int64_t>& block_rows) const {
+  const int64_t b = static_cast<int64_t>(block_rows.size());
+  torch::Tensor scores = model.full_sort_predict(device_.place(source.batch(block_rows)));
   device_.check(scores, model.name(), "full_sort_predict scores");
   if (scores.dim() != 2 || scores.size(0) != b || scores.size(1) != n_items_)
     throw Error(model.name() + ": full_sort_predict returned shape " +
@@ -216,86 +210,98 @@ torch::Tensor Evaluator::scores_for(models::Model& model, const std::vector<int6
   return scores.clone().contiguous();  // masked in place; the model may hand out its own state
 }
 
-evaluator::RankingRecords Evaluator::collect(models::Model& model,
-                                             const data::InteractionMatrix& positives,
-                                             const data::InteractionMatrix& history,
-                                             Phase phase) const {
+RankingRecords Evaluator::collect(models::Model& model, const RankingSource& source,
+                                  Phase phase) const {
   torch::NoGradGuard no_grad;
-  const auto [distribution, n_neg] =
-      parse_mode(phase == Phase::kValid ? settings_.valid_mode : settings_.test_mode);
-  // Sampled modes: a candidate list per user (its positives and N negatives per positive, drawn
-  // from items outside train..this split); every other item is masked like history.
-  std::unique_ptr<data::InteractionMatrix> used;
-  std::unique_ptr<data::NegativeSampler> sampler;
-  if (n_neg > 0) {
-    used = std::make_unique<data::InteractionMatrix>(data::InteractionMatrix::merge(history, positives));
-    sampler = std::make_unique<data::NegativeSampler>(*used, distribution, 1.0, context_.item_train_count);
-  }
+  const config::EvalMode& m = mode(phase);
+  if (!m.ranking())
+    throw ConfigError("eval_args.mode: labeled evaluation needs labelled data; this task ranks "
+                      "items: expected full, uniN or popN");
   model.eval();
   const int64_t k = *std::max_element(settings_.topk.begin(), settings_.topk.end());
   const int64_t kk = std::min<int64_t>(k, n_items_);
-  std::vector<int32_t> users;
-  for (int32_t u : positives.nonempty_users())
-    if (static_cast<int>(u % dist_.world_size()) == dist_.rank()) users.push_back(u);
+  std::vector<int32_t> rows;
+  for (int32_t q : source.rows())
+    if (static_cast<int>(q % dist_.world_size()) == dist_.rank()) rows.push_back(q);
 
-  evaluator::RankingRecords rec;
+  RankingRecords rec;
   rec.max_k = static_cast<int>(k);
-  if (!device_.is_cuda() && n_neg == 0) {
+  if (!device_.is_cuda() && !m.sampled()) {
     torch::Tensor user_factors, item_factors;
-    if (!rank_stats_ && model.score_factors(&user_factors, &item_factors))
-      collect_factors_cpu(model, user_factors, item_factors, users, positives, history, kk, rec);
+    if (!rank_stats_ && source.rows_are_users() &&
+        model.score_factors(&user_factors, &item_factors))
+      collect_factors_cpu(model, user_factors, item_factors, source, rows, kk, rec);
     else
-      collect_scores_cpu(model, users, positives, history, kk, rec);
+      collect_scores_cpu(model, source, rows, kk, rec);
     return rec;
   }
-  // CUDA, and the sampled modes: masking and top-K as tensor ops on the device.
-  const int64_t block = users_per_block();
+  collect_on_device(model, source, rows, m, phase, kk, rec);
+  return rec;
+}
+
+void Evaluator::collect_on_device(models::Model& model, const RankingSource& source,
+                                  const std::vector<int32_t>& rows, const config::EvalMode& m,
+                                  Phase phase, int64_t kk, RankingRecords& rec) const {
+  const data::InteractionMatrix& positives = source.positives();
+  const int64_t k = rec.max_k;
+  // Sampled modes: a candidate list per row (its positives and N negatives per positive, drawn
+  // from items outside its mask and positives); every other item is masked like history.
+  std::unique_ptr<data::InteractionMatrix> used;
+  std::unique_ptr<data::NegativeSampler> sampler;
+  if (m.sampled()) {
+    used = std::make_unique<data::InteractionMatrix>(
+        source.mask() ? data::InteractionMatrix::merge(*source.mask(), positives) : positives);
+    sampler = std::make_unique<data::NegativeSampler>(*used, m.distribution(), 1.0,
+                                                      context_.item_train_count);
+  }
+  const int64_t block = rows_per_block();
   const float neg_inf = -std::numeric_limits<float>::infinity();
 
-  for (size_t start = 0; start < users.size(); start += block) {
-    const int64_t b = std::min<int64_t>(block, static_cast<int64_t>(users.size() - start));
-    std::vector<int64_t> block_users(users.begin() + start, users.begin() + start + b);
-    torch::Tensor scores = scores_for(model, block_users);
+  for (size_t start = 0; start < rows.size(); start += block) {
+    const int64_t b = std::min<int64_t>(block, static_cast<int64_t>(rows.size() - start));
+    std::vector<int64_t> block_rows(rows.begin() + start, rows.begin() + start + b);
+    torch::Tensor scores = scores_for(model, source, block_rows);
 
     // Mask the padding column and the history (minus this split's positives).
     scores.select(1, 0).fill_(neg_inf);
-    std::vector<int64_t> rows, cols;
+    std::vector<int64_t> ri_list, ci_list;
     for (int64_t r = 0; r < b; ++r) {
-      const int32_t u = static_cast<int32_t>(block_users[r]);
-      for (const int32_t* it = history.row_begin(u); it != history.row_end(u); ++it)
-        if (!positives.contains(u, *it)) rows.push_back(r), cols.push_back(*it);
+      const int32_t q = static_cast<int32_t>(block_rows[r]);
+      const MaskRow mr = mask_row(source.mask(), q);
+      for (const int32_t* it = mr.begin; it != mr.end; ++it)
+        if (!positives.contains(q, *it)) ri_list.push_back(r), ci_list.push_back(*it);
     }
-    if (!rows.empty()) {
-      torch::Tensor ri = device_.place(torch::tensor(rows, torch::kInt64));
-      torch::Tensor ci = device_.place(torch::tensor(cols, torch::kInt64));
+    if (!ri_list.empty()) {
+      torch::Tensor ri = device_.place(torch::tensor(ri_list, torch::kInt64));
+      torch::Tensor ci = device_.place(torch::tensor(ci_list, torch::kInt64));
       scores.index_put_({ri, ci}, neg_inf);
     }
     if (sampler) {
       // Keep only the candidates: positives and the sampled negatives. A candidate drawn twice
       // counts once, so each is listed once: the lists stay within b × n_items entries however
       // large N is (uni100000 on 1.7k items drew 10⁹ entries, 15 GB, on ml-100k).
-      rows.clear();
-      cols.clear();
+      ri_list.clear();
+      ci_list.clear();
       std::vector<uint8_t> listed(static_cast<size_t>(n_items_), 0);
       auto add = [&](int64_t r, int32_t item) {
         if (listed[static_cast<size_t>(item)]) return;
         listed[static_cast<size_t>(item)] = 1;
-        rows.push_back(r), cols.push_back(item);
+        ri_list.push_back(r), ci_list.push_back(item);
       };
       for (int64_t r = 0; r < b; ++r) {
-        const int32_t u = static_cast<int32_t>(block_users[r]);
-        const size_t first = cols.size();
-        // One stream per (seed, phase, user): the same candidates whatever the block or rank.
-        data::Rng rng(settings_.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(u) * 2 +
+        const int32_t q = static_cast<int32_t>(block_rows[r]);
+        const size_t first = ci_list.size();
+        // One stream per (seed, phase, row): the same candidates whatever the block or rank.
+        data::Rng rng(settings_.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(q) * 2 +
                       (phase == Phase::kTest ? 1 : 0));
-        for (const int32_t* it = positives.row_begin(u); it != positives.row_end(u); ++it) {
+        for (const int32_t* it = positives.row_begin(q); it != positives.row_end(q); ++it) {
           add(r, *it);
-          for (int64_t k = 0; k < n_neg; ++k) add(r, sampler->sample(u, rng));
+          for (int64_t j = 0; j < m.negatives; ++j) add(r, sampler->sample(q, rng));
         }
-        for (size_t i = first; i < cols.size(); ++i) listed[static_cast<size_t>(cols[i])] = 0;
+        for (size_t i = first; i < ci_list.size(); ++i) listed[static_cast<size_t>(ci_list[i])] = 0;
       }
-      torch::Tensor ri = device_.place(torch::tensor(rows, torch::kInt64));
-      torch::Tensor ci = device_.place(torch::tensor(cols, torch::kInt64));
+      torch::Tensor ri = device_.place(torch::tensor(ri_list, torch::kInt64));
+      torch::Tensor ci = device_.place(torch::tensor(ci_list, torch::kInt64));
       torch::Tensor kept = scores.index({ri, ci});
       scores.fill_(neg_inf);
       scores.index_put_({ri, ci}, kept);
@@ -309,20 +315,40 @@ evaluator::RankingRecords Evaluator::collect(models::Model& model,
     if (rank_stats_) cpu_scores = DeviceManager::to_host(scores).contiguous();
     std::vector<int32_t> idx(static_cast<size_t>(kk));
     for (int64_t r = 0; r < b; ++r) {
-      const int32_t u = static_cast<int32_t>(block_users[r]);
+      const int32_t q = static_cast<int32_t>(block_rows[r]);
       // Sorted descending, so the masked (−inf) entries are a suffix: fewer finite candidates
       // than K leave misses, as RecBole's −inf fill does.
       int count = 0;
       for (; count < kk && tvp[r * kk + count] != neg_inf; ++count)
         idx[count] = static_cast<int32_t>(tip[r * kk + count]);
-      append_row(rec, positives, u, k, idx.data(), count);
+      append_row(rec, positives, q, k, idx.data(), count);
       if (rank_stats_) {
-        auto st = evaluator::rank_stats(cpu_scores.data_ptr<float>() + r * n_items_, n_items_,
-                                        positives.row_begin(u), positives.row_size(u));
+        auto st = rank_stats(cpu_scores.data_ptr<float>() + r * n_items_, n_items_,
+                             positives.row_begin(q), positives.row_size(q));
         rec.pos_rank_sum.push_back(st.pos_rank_sum);
         rec.user_len.push_back(st.user_len);
       }
     }
+  }
+}
+
+ValueRecords Evaluator::collect_values(models::Model& model, const LabeledSource& source) const {
+  torch::NoGradGuard no_grad;
+  model.eval();
+  ValueRecords rec;
+  for (int64_t k = 0; k < source.batches(); ++k) {
+    if (static_cast<int>(k % dist_.world_size()) != dist_.rank()) continue;
+    const data::Batch batch = device_.place(source.batch(k));
+    torch::Tensor scores = model.predict(batch);
+    device_.check(scores, model.name(), "predict scores");
+    const int64_t b = batch.size();
+    if (scores.dim() != 1 || scores.size(0) != b)
+      throw Error(model.name() + ": predict returned shape " + c10::str(scores.sizes()) +
+                  ", expected [" + std::to_string(b) + "]");
+    const torch::Tensor s = DeviceManager::to_host(scores).to(torch::kFloat32).contiguous();
+    const torch::Tensor l = DeviceManager::to_host(batch.labels).to(torch::kFloat32).contiguous();
+    rec.scores.insert(rec.scores.end(), s.data_ptr<float>(), s.data_ptr<float>() + b);
+    rec.labels.insert(rec.labels.end(), l.data_ptr<float>(), l.data_ptr<float>() + b);
   }
   return rec;
 }
@@ -340,10 +366,10 @@ std::vector<T> as_vector(const torch::Tensor& t) {
   return std::vector<T>(c.data_ptr<T>(), c.data_ptr<T>() + c.numel());
 }
 
-// Gathers every rank's records (rank order) so that all ranks hold every user exactly once.
-evaluator::RankingRecords gather(Dist& dist, const evaluator::RankingRecords& local) {
+// Gathers every rank's records (rank order) so that all ranks hold every row exactly once.
+RankingRecords gather(Dist& dist, const RankingRecords& local) {
   if (!dist.active()) return local;
-  evaluator::RankingRecords all;
+  RankingRecords all;
   all.max_k = local.max_k;
   all.topk_items = as_vector<int32_t>(dist.all_gather_cat(as_tensor(local.topk_items, torch::kInt32)));
   all.hits = as_vector<uint8_t>(dist.all_gather_cat(as_tensor(local.hits, torch::kUInt8)));
@@ -354,13 +380,27 @@ evaluator::RankingRecords gather(Dist& dist, const evaluator::RankingRecords& lo
   return all;
 }
 
+ValueRecords gather(Dist& dist, const ValueRecords& local) {
+  if (!dist.active()) return local;
+  ValueRecords all;
+  all.scores = as_vector<float>(dist.all_gather_cat(as_tensor(local.scores, torch::kFloat32)));
+  all.labels = as_vector<float>(dist.all_gather_cat(as_tensor(local.labels, torch::kFloat32)));
+  return all;
+}
+
 }  // namespace
 
-MetricValues Evaluator::evaluate(models::Model& model, const data::InteractionMatrix& positives,
-                                 const data::InteractionMatrix& history, Phase phase) const {
-  evaluator::RankingRecords rec = gather(dist_, collect(model, positives, history, phase));
-  return evaluator::compute_metrics(settings_.metrics, settings_.topk, rec, context_,
-                                    settings_.decimal_place);
+MetricValues Evaluator::evaluate(models::Model& model, const EvaluationSource& source,
+                                 Phase phase) const {
+  if (source.kind() == EvaluationSource::Kind::kRanking) {
+    RankingRecords rec = gather(dist_, collect(model, static_cast<const RankingSource&>(source), phase));
+    return compute_metrics(settings_.metrics, settings_.topk, rec, context_,
+                           settings_.decimal_place);
+  }
+  if (mode(phase).ranking())
+    throw ConfigError("eval_args.mode: this task evaluates labelled data; expected labeled");
+  ValueRecords rec = gather(dist_, collect_values(model, static_cast<const LabeledSource&>(source)));
+  return compute_value_metrics(settings_.metrics, rec, settings_.decimal_place);
 }
 
 std::string format_metrics(const MetricValues& values, int decimal_place) {
@@ -373,4 +413,4 @@ std::string format_metrics(const MetricValues& values, int decimal_place) {
   return out;
 }
 
-}  // namespace recbole::trainer
+}  // namespace recbole::evaluator

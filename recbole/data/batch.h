@@ -1,0 +1,51 @@
+#pragma once
+// Batch: one batch of named columns (RecBole's Interaction), what every model reads in
+// calculate_loss, predict and full_sort_predict. Typed columns for what the task families
+// share; a name → tensor map for feature fields. A column a batch does not carry is undefined.
+//
+// Sources build batches on the CPU; DeviceManager::place(Batch) moves every defined column to
+// the device in one call. Row b of every [B, ...] column describes the same sample.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace recbole::data {
+
+struct Batch {
+  torch::Tensor users;         // [B] int64: the user of each row
+  torch::Tensor items;         // [B] int64: the positive, labelled or target item
+  torch::Tensor neg_items;     // [B] int64: a sampled negative (pairwise training)
+  torch::Tensor labels;        // [B] float32 in {0, 1} or a rating (pointwise, labelled evaluation)
+  torch::Tensor item_seq;      // [B, L] int64: item sequences, 0-padded on the right (sequential)
+  torch::Tensor item_seq_len;  // [B] int64: the length of each sequence
+  torch::Tensor history;       // [B, n_items] float32 0/1: each row's training items (user rows)
+  std::map<std::string, torch::Tensor> features;  // feature fields by field name
+
+  // The number of rows: the first dimension of the first defined column (0 when none).
+  int64_t size() const {
+    for (const torch::Tensor* t : {&users, &items, &item_seq, &labels, &history})
+      if (t->defined()) return t->size(0);
+    for (const auto& [name, t] : features)
+      if (t.defined()) return t.size(0);
+    return 0;
+  }
+
+  // Calls f(tensor&) for every defined column, the feature fields included.
+  template <typename F>
+  void for_each_column(F&& f) {
+    for (torch::Tensor* t : {&users, &items, &neg_items, &labels, &item_seq, &item_seq_len, &history})
+      if (t->defined()) f(*t);
+    for (auto& [name, t] : features)
+      if (t.defined()) f(t);
+  }
+};
+
+// A [n] int64 CPU tensor holding `values` (copied).
+inline torch::Tensor id_tensor(const std::vector<int64_t>& values) {
+  return torch::tensor(values, torch::kInt64);
+}
+
+}  // namespace recbole::data

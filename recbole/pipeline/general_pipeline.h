@@ -1,0 +1,37 @@
+#pragma once
+// The general task (RecBole's GENERAL models): user–item interactions. The splits become CSR
+// matrices once (train, valid, test, and train ∪ valid, the test-time history); a query is a
+// user, ranked against every item (or sampled candidates) with its history masked; training
+// sources are pairs with sampled negatives, pointwise samples with labels, or user rows.
+#include "recbole/data/interaction_matrix.h"
+#include "recbole/pipeline/task_pipeline.h"
+
+namespace recbole::pipeline {
+
+class GeneralPipeline : public TaskPipeline {
+ public:
+  // Throws ConfigError for the labeled evaluation mode (this task has no labels).
+  GeneralPipeline(const config::Config& config, const data::SplitDataset& split, int64_t n_users,
+                  int64_t n_items);
+
+  models::ModelContext model_context(const DeviceManager& device) const override;
+  std::unique_ptr<TrainingSource> training_source(models::InputType input,
+                                                  const std::string& model, int rank,
+                                                  int world_size) const override;
+  const evaluator::EvaluationSource& valid() const override { return valid_source_; }
+  const evaluator::EvaluationSource& test() const override { return test_source_; }
+  const std::vector<int64_t>& item_train_count() const override { return item_count_; }
+  int64_t n_items() const override { return n_items_; }
+
+  const data::InteractionMatrix& train() const { return train_; }
+
+ private:
+  const config::Config& config_;
+  const data::SplitDataset& split_;
+  int64_t n_users_, n_items_;
+  data::InteractionMatrix train_, valid_, test_, train_valid_;
+  std::vector<int64_t> item_count_;
+  evaluator::UserRankingSource valid_source_, test_source_;
+};
+
+}  // namespace recbole::pipeline

@@ -1,0 +1,31 @@
+#include "recbole/pipeline/pair_source.h"
+
+#include <torch/torch.h>
+
+namespace recbole::pipeline {
+
+torch::Tensor long_tensor(const std::vector<int64_t>& v) {
+  return torch::from_blob(const_cast<int64_t*>(v.data()), {static_cast<int64_t>(v.size())},
+                          torch::kInt64)
+      .clone();
+}
+
+PairSource::PairSource(const InteractionData& data, const SourceSettings& s) {
+  if (s.negatives.enabled())
+    sampler_ = std::make_unique<data::NegativeSampler>(data.train, s.negatives.distribution,
+                                                       s.negatives.alpha, data.item_count);
+  batcher_ = std::make_unique<data::TrainBatcher>(data.users, data.items, sampler_.get(),
+                                                  s.negatives.sample_num, s.batch_size, s.shuffle,
+                                                  s.seed, s.rank, s.world_size);
+}
+
+bool PairSource::next(data::Batch& batch) {
+  if (!batcher_->next(pairs_)) return false;
+  batch = data::Batch();
+  batch.users = long_tensor(pairs_.users);
+  batch.items = long_tensor(pairs_.pos_items);
+  if (!pairs_.neg_items.empty()) batch.neg_items = long_tensor(pairs_.neg_items);
+  return true;
+}
+
+}  // namespace recbole::pipeline

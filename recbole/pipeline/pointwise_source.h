@@ -1,0 +1,28 @@
+#pragma once
+// PointwiseSource: RecBole's training loader for pointwise models with negative sampling —
+// each batch holds batch_size // (1 + sample_num) observed interactions labelled 1 and, for
+// each, sample_num sampled negatives labelled 0 (RecBole's layout: the positives, then
+// sample_num copies of them with one negative each).
+#include "recbole/pipeline/pair_source.h"
+
+namespace recbole::pipeline {
+
+class PointwiseSource : public TrainingSource {
+ public:
+  // settings.negatives must be enabled.
+  PointwiseSource(const InteractionData& data, const SourceSettings& settings);
+
+  void start_epoch(int64_t epoch) override { batcher_->start_epoch(epoch); }
+  // users, items, labels (float32).
+  bool next(data::Batch& batch) override;
+  int64_t batches_per_epoch() const override { return batcher_->batches_per_epoch(); }
+
+ private:
+  int sample_num_;
+  std::unique_ptr<data::NegativeSampler> sampler_;
+  std::unique_ptr<data::TrainBatcher> batcher_;
+  data::PairBatch pairs_;
+  std::vector<int64_t> users_, items_;
+};
+
+}  // namespace recbole::pipeline

@@ -1,0 +1,20 @@
+#include "recbole/pipeline/task_pipeline.h"
+
+#include "recbole/config/config.h"
+#include "recbole/data/dataset.h"
+#include "recbole/pipeline/general_pipeline.h"
+#include "recbole/utils/error.h"
+
+namespace recbole::pipeline {
+
+std::unique_ptr<TaskPipeline> make_task_pipeline(models::Task task, const config::Config& config,
+                                                 const data::Dataset& dataset,
+                                                 const data::SplitDataset& split) {
+  if (task == models::Task::kGeneral)
+    return std::make_unique<GeneralPipeline>(config, split, dataset.n_users(), dataset.n_items());
+  throw ConfigError("model: " + config.model() + " is a " + models::task_name(task) +
+                    " model, and the " + models::task_name(task) +
+                    " task has no pipeline in this version");
+}
+
+}  // namespace recbole::pipeline

@@ -1,0 +1,67 @@
+#include "recbole/pipeline/training_source.h"
+
+#include "recbole/config/config.h"
+#include "recbole/pipeline/pair_source.h"
+#include "recbole/pipeline/pointwise_source.h"
+#include "recbole/pipeline/user_rows_source.h"
+#include "recbole/utils/error.h"
+
+namespace recbole::pipeline {
+
+NegativeSampling negative_sampling_from_config(const config::Config& config) {
+  NegativeSampling n;
+  const YAML::Node neg = config.node("train_neg_sample_args");
+  n.distribution = neg["distribution"] ? neg["distribution"].as<std::string>() : "none";
+  if (!n.enabled()) return n;
+  // A batch holds train_batch_size // sample_num positives, each with sample_num negatives
+  // (RecBole's rule). With sample_num above the batch size that would be one positive and
+  // sample_num rows per batch: an allocation the user did not mean (24 GB at 10⁹).
+  const int64_t wanted = neg["sample_num"].as<int64_t>();
+  const int64_t batch = config.get_int("train_batch_size");
+  if (wanted > batch)
+    throw ConfigError("train_neg_sample_args: sample_num " + std::to_string(wanted) +
+                      " is larger than train_batch_size " + std::to_string(batch) +
+                      "; expected sample_num <= train_batch_size (a batch holds "
+                      "train_batch_size // sample_num positives, each with sample_num "
+                      "negatives)");
+  n.sample_num = static_cast<int>(wanted);
+  if (neg["alpha"]) n.alpha = neg["alpha"].as<double>();
+  return n;
+}
+
+SourceSettings source_settings_from_config(const config::Config& config, int rank, int world_size) {
+  SourceSettings s;
+  s.batch_size = config.get_int("train_batch_size");
+  s.shuffle = config.get_bool("shuffle");
+  s.seed = static_cast<uint64_t>(config.get_int("seed"));
+  s.rank = rank;
+  s.world_size = world_size;
+  s.negatives = negative_sampling_from_config(config);
+  return s;
+}
+
+std::unique_ptr<TrainingSource> make_training_source(models::InputType input,
+                                                     const std::string& model,
+                                                     const InteractionData& data,
+                                                     const SourceSettings& settings) {
+  switch (input) {
+    case models::InputType::kPairwise:
+      return std::make_unique<PairSource>(data, settings);
+    case models::InputType::kPointwise:
+      if (!settings.negatives.enabled())
+        throw ConfigError(model + " is a pointwise model: its labels come from sampled negatives, "
+                          "so train_neg_sample_args must not be null; expected e.g. "
+                          "{distribution: uniform, sample_num: 1}");
+      return std::make_unique<PointwiseSource>(data, settings);
+    case models::InputType::kUserRows:
+      return std::make_unique<UserRowsSource>(data, settings);
+    case models::InputType::kFitOnce:
+      return nullptr;
+    case models::InputType::kNextItem:
+      break;
+  }
+  throw ConfigError(model + ": the general task has no training source for input type \"" +
+                    std::string(models::input_type_name(input)) + "\"");
+}
+
+}  // namespace recbole::pipeline

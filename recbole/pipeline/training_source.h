@@ -1,0 +1,72 @@
+#pragma once
+// Training sources: what the trainer pulls batches from. The task pipeline builds the source
+// that the model's input type asks for (make_training_source); the trainer only calls
+// start_epoch and next, and never knows which kind it holds.
+//
+// Every source is deterministic given (seed, epoch) and splits each batch over ranks by
+// position (row p goes to rank p % world_size), without asking a process group.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/model.h"
+#include "recbole/data/batch.h"
+#include "recbole/data/interaction_matrix.h"
+
+namespace recbole::config {
+class Config;
+}
+
+namespace recbole::pipeline {
+
+class TrainingSource {
+ public:
+  virtual ~TrainingSource() = default;
+  // Prepares the epoch's order (shuffled from (seed, epoch) when shuffling).
+  virtual void start_epoch(int64_t epoch) = 0;
+  // Fills `batch` (CPU tensors) with this rank's part of the next batch; false when the epoch
+  // is over.
+  virtual bool next(data::Batch& batch) = 0;
+  virtual int64_t batches_per_epoch() const = 0;
+};
+
+// train_neg_sample_args, read once: RecBole's {distribution, sample_num, alpha, dynamic,
+// candidate_num}; distribution "none" when the key is null.
+struct NegativeSampling {
+  std::string distribution = "none";  // none | uniform | popularity
+  int sample_num = 1;
+  double alpha = 1.0;
+  bool enabled() const { return distribution != "none"; }
+};
+// Throws ConfigError when sample_num exceeds train_batch_size (a batch holds
+// train_batch_size // sample_num positives).
+NegativeSampling negative_sampling_from_config(const config::Config& config);
+
+// How a source walks the training data.
+struct SourceSettings {
+  int64_t batch_size = 2048;
+  bool shuffle = true;
+  uint64_t seed = 2020;
+  int rank = 0;
+  int world_size = 1;
+  NegativeSampling negatives;
+};
+SourceSettings source_settings_from_config(const config::Config& config, int rank, int world_size);
+
+// What the general task's sources are built from (CPU; must outlive the source).
+struct InteractionData {
+  const std::vector<int32_t>& users;       // [n_train] training interactions
+  const std::vector<int32_t>& items;       // [n_train]
+  const data::InteractionMatrix& train;    // user → items of the training split
+  const std::vector<int64_t>& item_count;  // [n_items] training interactions per item
+};
+
+// The source for `input` (pairwise, pointwise or user rows; nullptr for fitted-once models).
+// A pointwise model without negative sampling is a ConfigError naming the model and the key.
+std::unique_ptr<TrainingSource> make_training_source(models::InputType input,
+                                                     const std::string& model,
+                                                     const InteractionData& data,
+                                                     const SourceSettings& settings);
+
+}  // namespace recbole::pipeline

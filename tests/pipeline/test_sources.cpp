@@ -1,0 +1,257 @@
+// The training sources, and the seams they open: two models defined here — a pointwise one and
+// a user-rows one with two alternating optimisers — train and evaluate through the general
+// pipeline, the trainer and the evaluator, which know nothing of them.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <torch/torch.h>
+
+#include "recbole/pipeline/pointwise_source.h"
+#include "recbole/pipeline/user_rows_source.h"
+#include "recbole/utils/error.h"
+#include "tests/trainer/hand_run.h"
+
+using recbole::data::Batch;
+using recbole::data::InteractionMatrix;
+using recbole::models::InputType;
+using recbole::models::Model;
+using recbole::models::ModelContext;
+using recbole::pipeline::InteractionData;
+using recbole::pipeline::SourceSettings;
+using recbole::testing::HandRun;
+using recbole::testing::Pairs;
+using recbole::testing::tiny_config;
+
+namespace {
+
+// 30 users leaning on overlapping windows of 24 items (ids from 1): train, valid and test pairs.
+struct Windows {
+  Pairs train, valid, test;
+  Windows() {
+    for (int32_t u = 1; u < 30; ++u) {
+      const int32_t start = 1 + (u * 5) % 18;
+      for (int32_t k = 0; k < 6; ++k) {
+        Pairs& part = k == 4 ? valid : k == 5 ? test : train;
+        part.first.push_back(u);
+        part.second.push_back(start + k);
+      }
+    }
+  }
+};
+
+// What the hooks saw.
+struct HookLog {
+  int epoch_starts = 0, epoch_ends = 0, evaluations = 0;
+  std::vector<double> losses;  // per train_step
+};
+
+// Pointwise: σ(⟨u, i⟩) against the label, binary cross-entropy.
+class TinyPointwise : public Model {
+ public:
+  explicit TinyPointwise(const ModelContext& ctx) : Model("TinyPointwise", ctx) {
+    user_ = register_parameter("user", ctx.device.place(torch::randn({ctx.n_users, 8}) * 0.1));
+    item_ = register_parameter("item", ctx.device.place(torch::randn({ctx.n_items, 8}) * 0.1));
+  }
+  torch::Tensor calculate_loss(const Batch& b) override {
+    REQUIRE(b.labels.defined());
+    REQUIRE_FALSE(b.neg_items.defined());
+    const torch::Tensor logits = (user_.index_select(0, b.users) * item_.index_select(0, b.items)).sum(1);
+    return torch::binary_cross_entropy_with_logits(logits, b.labels);
+  }
+  torch::Tensor full_sort_predict(const Batch& b) override {
+    return torch::matmul(user_.index_select(0, b.users), item_.t());
+  }
+  torch::Tensor train_step(const Batch& batch, recbole::models::TrainStep& step) override {
+    torch::Tensor loss = Model::train_step(batch, step);
+    log.losses.push_back(loss.item<double>());
+    return loss;
+  }
+  void on_epoch_start(int64_t) override { ++log.epoch_starts; }
+  void on_epoch_end(int64_t) override { ++log.epoch_ends; }
+  void before_evaluation() override { ++log.evaluations; }
+  HookLog log;
+
+ private:
+  torch::Tensor user_, item_;
+};
+
+// User rows: a linear autoencoder over the user's history (encoder n_items → 8, decoder
+// 8 → n_items) with a multinomial likelihood; the encoder and the decoder each have their own
+// optimizer and take turns, one batch each (as RecVAE alternates its parts).
+class TinyUserRows : public Model {
+ public:
+  explicit TinyUserRows(const ModelContext& ctx) : Model("TinyUserRows", ctx) {
+    enc_ = register_parameter("encoder", ctx.device.place(torch::randn({ctx.n_items, 8}) * 0.1));
+    dec_ = register_parameter("decoder", ctx.device.place(torch::randn({8, ctx.n_items}) * 0.1));
+  }
+  torch::Tensor calculate_loss(const Batch& b) override {
+    REQUIRE(b.history.defined());
+    const torch::Tensor logp = torch::log_softmax(torch::matmul(torch::matmul(b.history, enc_), dec_), 1);
+    return -(logp * b.history).sum(1).mean();
+  }
+  torch::Tensor full_sort_predict(const Batch& b) override {
+    const torch::Tensor rows = recbole::pipeline::dense_rows(train_, to_vec(b.users));
+    return torch::matmul(torch::matmul(device_manager().place(rows), enc_), dec_);
+  }
+  std::vector<std::vector<torch::Tensor>> optimizer_groups() override { return {{enc_}, {dec_}}; }
+  torch::Tensor train_step(const Batch& batch, recbole::models::TrainStep& step) override {
+    const size_t part = steps_++ % 2;
+    step.optimizer(0).zero_grad();
+    step.optimizer(1).zero_grad();
+    torch::Tensor loss = calculate_loss(batch);
+    loss.backward();
+    step.finish_gradients();
+    step.optimizer(part).step();
+    parts_stepped.insert(part);
+    log.losses.push_back(loss.item<double>());
+    return loss.detach();
+  }
+  void on_epoch_start(int64_t) override { ++log.epoch_starts; }
+  void on_epoch_end(int64_t) override { ++log.epoch_ends; }
+  void before_evaluation() override { ++log.evaluations; }
+  HookLog log;
+  std::set<size_t> parts_stepped;
+
+ private:
+  static std::vector<int64_t> to_vec(const torch::Tensor& t) {
+    const torch::Tensor c = t.to(torch::kCPU).contiguous();
+    return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+  }
+  torch::Tensor enc_, dec_;
+  size_t steps_ = 0;
+};
+
+void register_test_models() {
+  using recbole::models::Task;
+  recbole::models::register_model({"TinyPointwise", Task::kGeneral, InputType::kPointwise,
+                                   "test: pointwise dot product",
+                                   [](const ModelContext& c) { return std::make_shared<TinyPointwise>(c); }});
+  recbole::models::register_model({"TinyUserRows", Task::kGeneral, InputType::kUserRows,
+                                   "test: linear autoencoder over user rows",
+                                   [](const ModelContext& c) { return std::make_shared<TinyUserRows>(c); }});
+}
+
+double mean(const std::vector<double>& v, size_t from, size_t to) {
+  double s = 0;
+  for (size_t k = from; k < to; ++k) s += v[k];
+  return s / static_cast<double>(to - from);
+}
+
+}  // namespace
+
+TEST_CASE("the pointwise source labels each positive 1 and its sample_num negatives 0",
+          "[pipeline][sources]") {
+  Windows w;
+  InteractionMatrix train(30, 25, w.train.first, w.train.second);
+  std::vector<int64_t> counts(25, 1);
+  const InteractionData data{w.train.first, w.train.second, train, counts};
+  for (int sample_num : {1, 3}) {
+    SourceSettings s;
+    s.batch_size = 16;
+    s.negatives.distribution = "uniform";
+    s.negatives.sample_num = sample_num;
+    recbole::pipeline::PointwiseSource source(data, s);
+    source.start_epoch(0);
+    Batch b;
+    std::multiset<std::pair<int64_t, int64_t>> seen;
+    int64_t batches = 0;
+    while (source.next(b)) {
+      ++batches;
+      const int64_t n = b.size();
+      const int64_t pos = 16 / (1 + sample_num);  // RecBole: batch_size // (1 + sample_num)
+      REQUIRE(n <= pos * (1 + sample_num));
+      REQUIRE(n % (1 + sample_num) == 0);
+      const int64_t p = n / (1 + sample_num);
+      auto users = b.users.accessor<int64_t, 1>();
+      auto items = b.items.accessor<int64_t, 1>();
+      auto labels = b.labels.accessor<float, 1>();
+      for (int64_t r = 0; r < n; ++r) {
+        REQUIRE(labels[r] == (r < p ? 1.0f : 0.0f));
+        if (r < p) {
+          seen.insert({users[r], items[r]});
+          // Copy j of the positives carries their j-th negatives, row for row.
+          for (int j = 0; j < sample_num; ++j) REQUIRE(users[p + j * p + r] == users[r]);
+        } else {
+          REQUIRE_FALSE(train.contains(static_cast<int32_t>(users[r]), static_cast<int32_t>(items[r])));
+        }
+      }
+    }
+    REQUIRE(batches == source.batches_per_epoch());
+    // Every training interaction is a positive exactly once per epoch.
+    std::multiset<std::pair<int64_t, int64_t>> expected;
+    for (size_t k = 0; k < w.train.first.size(); ++k) expected.insert({w.train.first[k], w.train.second[k]});
+    REQUIRE(seen == expected);
+  }
+}
+
+TEST_CASE("the user-rows source densifies each batch user's training row", "[pipeline][sources]") {
+  Windows w;
+  InteractionMatrix train(30, 25, w.train.first, w.train.second);
+  std::vector<int64_t> counts(25, 1);
+  SourceSettings s;
+  s.batch_size = 7;
+  recbole::pipeline::UserRowsSource source({w.train.first, w.train.second, train, counts}, s);
+  source.start_epoch(3);
+  Batch b;
+  int64_t rows = 0;
+  while (source.next(b)) {
+    REQUIRE(b.history.sizes() == torch::IntArrayRef({b.size(), 25}));
+    for (int64_t r = 0; r < b.size(); ++r) {
+      const int32_t u = static_cast<int32_t>(b.users[r].item<int64_t>());
+      REQUIRE(train.contains(u, static_cast<int32_t>(b.items[r].item<int64_t>())));
+      for (int32_t i = 0; i < 25; ++i) REQUIRE((b.history[r][i].item<float>() == 1.0f) == train.contains(u, i));
+    }
+    rows += b.size();
+  }
+  REQUIRE(rows == static_cast<int64_t>(w.train.first.size()));  // one row per interaction
+}
+
+TEST_CASE("a pointwise model without negative sampling is a ConfigError naming model and key",
+          "[pipeline][sources]") {
+  register_test_models();
+  Windows w;
+  auto config = tiny_config({{"train_neg_sample_args", "~"}}, "TinyPointwise");
+  REQUIRE_THROWS_WITH(HandRun(config, 30, 25, w.train, w.valid, w.test, 1),
+                      Catch::Contains("TinyPointwise is a pointwise model") &&
+                          Catch::Contains("train_neg_sample_args"));
+}
+
+TEST_CASE("models defined outside the library train and evaluate through the sources",
+          "[pipeline][sources]") {
+  register_test_models();
+  Windows w;
+  for (const char* name : {"TinyPointwise", "TinyUserRows"}) {
+    INFO(name);
+    auto config = tiny_config({{"epochs", "30"}, {"train_batch_size", "16"}, {"learning_rate", "0.05"},
+                               {"stopping_step", "100"}, {"eval_step", "10"},
+                               {"checkpoint_dir", (std::filesystem::temp_directory_path() /
+                                                   "recbole_sources").string()}},
+                              name);
+    HandRun run(config, 30, 25, w.train, w.valid, w.test, 3);
+    REQUIRE_FALSE(run.trainer.uses_fast_epoch());
+    const recbole::trainer::FitResult fit = run.trainer.fit();
+    REQUIRE(fit.epochs_run == 30);
+    REQUIRE(fit.best_valid_score.has_value());
+    const auto test = run.trainer.test(true);
+    REQUIRE_FALSE(test.empty());
+    for (const auto& [k, v] : test) REQUIRE(std::isfinite(v));
+
+    const HookLog& log = std::string(name) == "TinyPointwise"
+                             ? dynamic_cast<TinyPointwise&>(*run.model).log
+                             : dynamic_cast<TinyUserRows&>(*run.model).log;
+    CHECK(log.epoch_starts == 30);
+    CHECK(log.epoch_ends == 30);
+    CHECK(log.evaluations == 3 + 1);  // every 10 epochs, and the test
+    REQUIRE(static_cast<int64_t>(log.losses.size()) == 30 * run.source->batches_per_epoch());
+    // It learned: the last epoch's mean loss is well below the first's.
+    const size_t per_epoch = static_cast<size_t>(run.source->batches_per_epoch());
+    CHECK(mean(log.losses, log.losses.size() - per_epoch, log.losses.size()) <
+          0.8 * mean(log.losses, 0, per_epoch));
+    if (std::string(name) == "TinyUserRows")
+      CHECK(dynamic_cast<TinyUserRows&>(*run.model).parts_stepped == std::set<size_t>{0, 1});
+  }
+}

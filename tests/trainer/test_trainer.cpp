@@ -1,0 +1,126 @@
+// The trainer's rules on hand-made runs: the best checkpoint, early stopping, NaN losses,
+// checkpoint failures.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <torch/torch.h>
+
+#include "recbole/utils/error.h"
+#include "tests/trainer/hand_run.h"
+
+using recbole::testing::HandRun;
+using recbole::testing::tiny_config;
+
+TEST_CASE("BPR trains, keeps the best checkpoint and reloads it for the test", "[trainer]") {
+  const std::string dir = (std::filesystem::temp_directory_path() / "recbole_trainer_ckpt").string();
+  std::filesystem::remove_all(dir);
+  for (const char* fast : {"true", "false"}) {
+    auto config = tiny_config({{"epochs", "4"}, {"train_batch_size", "4"}, {"checkpoint_dir", dir},
+                               {"fast_bpr", fast}, {"embedding_size", "8"}});
+    HandRun run(config, 4, 8, {{1, 1, 2, 2, 3, 3, 1, 2}, {1, 2, 3, 4, 5, 6, 3, 1}},
+                   {{1, 2, 3}, {4, 5, 1}}, {{1, 2, 3}, {5, 6, 2}}, 1);
+    REQUIRE(run.trainer.uses_fast_epoch() == (std::string(fast) == "true"));
+    auto fit = run.trainer.fit();
+    REQUIRE(fit.epochs_run >= 1);
+    REQUIRE(fit.epochs_run <= 4);
+    REQUIRE(fit.best_valid_score.has_value());
+    REQUIRE(std::filesystem::exists(fit.checkpoint_path));
+    // Reloading the best checkpoint into a fresh model gives the same test metrics.
+    auto after = run.trainer.test(true);
+    run.dm.seed(99);
+    auto fresh = recbole::models::create_model("BPR", run.ctx);
+    recbole::trainer::Trainer t2(config, *fresh, run.dm, run.dist, run.source.get(), run.ev,
+                                 {run.task.valid(), run.task.test()});
+    t2.load_checkpoint(fit.checkpoint_path);
+    REQUIRE(t2.test(false) == after);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("The checkpoint holds the best epoch's model, not the last one's", "[trainer]") {
+  // stopping_step 0 stops at the first evaluation without improvement (ties improve), so the
+  // last epoch is strictly worse than the best: the best model is written, although it was
+  // kept in memory between writes (Trainer::keep_best).
+  const std::string dir = (std::filesystem::temp_directory_path() / "recbole_trainer_best").string();
+  std::filesystem::remove_all(dir);
+  for (const char* fast : {"true", "false"}) {
+    auto config = tiny_config({{"epochs", "200"}, {"train_batch_size", "2"}, {"checkpoint_dir", dir},
+                               {"fast_bpr", fast}, {"embedding_size", "8"},
+                               {"learning_rate", "0.05"}, {"stopping_step", "0"},
+                               {"valid_metric", "ndcg@3"}, {"topk", "3"}});
+    HandRun run(config, 6, 10,
+                   {{1, 1, 2, 2, 3, 3, 1, 2, 4, 4, 5, 5}, {1, 2, 3, 4, 5, 6, 3, 1, 7, 2, 4, 8}},
+                   {{1, 2, 3, 4, 5}, {4, 5, 1, 9, 2}}, {{1, 2, 3, 4, 5}, {5, 6, 2, 3, 9}}, 3);
+    auto ndcg = [&] {
+      for (const auto& [k, v] : run.trainer.validate())
+        if (k == "ndcg@3") return v;
+      FAIL("ndcg@3 not computed");
+      return 0.0;
+    };
+    auto fit = run.trainer.fit();
+    REQUIRE(fit.best_epoch + 1 < fit.epochs_run);  // stopped after a worse epoch
+    REQUIRE(ndcg() < *fit.best_valid_score);
+    run.trainer.load_checkpoint(fit.checkpoint_path);
+    REQUIRE(ndcg() == Approx(*fit.best_valid_score).epsilon(1e-12));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a diverging run stops with the loss-is-nan error on the fused path as on the generic",
+          "[trainer]") {
+  // learning_rate 1e30 sends the weights to inf and the scores to NaN within an epoch or two.
+  // The fused path's clamp of the scores used to turn NaN into a finite (and negative) loss.
+  for (const char* fast : {"true", "false"}) {
+    INFO("fast_bpr " << fast);
+    auto config = tiny_config({{"epochs", "4"}, {"train_batch_size", "4"}, {"fast_bpr", fast},
+                               {"embedding_size", "8"}, {"learning_rate", "1e30"},
+                               {"eval_step", "0"},
+                               {"checkpoint_dir", (std::filesystem::temp_directory_path() /
+                                                   "recbole_diverge").string()}});
+    HandRun run(config, 4, 8, {{1, 1, 2, 2, 3, 3, 1, 2}, {1, 2, 3, 4, 5, 6, 3, 1}},
+                   {{1, 2, 3}, {4, 5, 1}}, {{1, 2, 3}, {5, 6, 2}}, 1);
+    REQUIRE(run.trainer.uses_fast_epoch() == (std::string(fast) == "true"));
+    REQUIRE_THROWS_WITH(run.trainer.fit(), Catch::Contains("Training loss is nan at epoch"));
+  }
+}
+
+TEST_CASE("sample_num above train_batch_size is a ConfigError naming both keys", "[trainer]") {
+  // It used to make batches of one positive and sample_num rows (24 GB at sample_num 10^9).
+  auto config = tiny_config({{"train_batch_size", "4"},
+                             {"train_neg_sample_args", "{distribution: uniform, sample_num: 5}"}});
+  auto make = [&] {
+    HandRun run(config, 4, 8, {{1, 1, 2, 2}, {1, 2, 3, 4}}, {{1}, {5}}, {{2}, {6}}, 1);
+  };
+  REQUIRE_THROWS_AS(make(), recbole::ConfigError);
+  REQUIRE_THROWS_WITH(make(), Catch::Contains("sample_num 5 is larger than train_batch_size 4"));
+  config = tiny_config({{"train_batch_size", "4"},
+                        {"train_neg_sample_args", "{distribution: uniform, sample_num: 4}"}});
+  REQUIRE_NOTHROW(make());
+}
+
+TEST_CASE("a checkpoint that cannot be written is an Error, and the previous one stays",
+          "[trainer]") {
+  const auto dir = std::filesystem::temp_directory_path() / "recbole_ckpt_fail";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto config = tiny_config({{"epochs", "1"}, {"train_batch_size", "4"}, {"embedding_size", "8"},
+                             {"checkpoint_dir", dir.string()}});
+  HandRun run(config, 4, 8, {{1, 1, 2, 2}, {1, 2, 3, 4}}, {{1}, {5}}, {{2}, {6}}, 1);
+  const std::string path = (dir / "model.pth").string();
+  run.trainer.save_checkpoint(path);
+  const auto size = std::filesystem::file_size(path);
+  // The temporary file's path is taken (a full disk gave libtorch's writer an error it threw
+  // from a destructor: std::terminate).
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  std::filesystem::create_directories(tmp);
+  REQUIRE_THROWS_AS(run.trainer.save_checkpoint(path), recbole::Error);
+  std::filesystem::create_directories(tmp);
+  REQUIRE_THROWS_WITH(run.trainer.save_checkpoint(path),
+                      Catch::Contains("cannot write the checkpoint " + path));
+  REQUIRE(std::filesystem::file_size(path) == size);
+  run.trainer.load_checkpoint(path);  // still a whole checkpoint
+  std::filesystem::remove_all(dir);
+}
