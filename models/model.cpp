@@ -5,6 +5,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "recbole/config/model_keys.h"
 #include "recbole/utils/error.h"
 
 namespace recbole::models {
@@ -111,10 +112,20 @@ std::mutex& registry_mutex() {
 void register_model(ModelDescriptor descriptor) {
   if (descriptor.name.empty() || !descriptor.factory)
     throw Error("register_model: a model needs a name and a factory");
+  config::register_model_keys(descriptor.name, descriptor.keys);
   std::lock_guard<std::mutex> lock(registry_mutex());
   const std::string name = descriptor.name;
   registry()[name] = std::move(descriptor);
 }
+
+namespace {
+
+// The config asks for a model's keys before anything else needs the models: let it register
+// the shipped ones then. (A static initialiser of this file, which every program that can build
+// a model links.)
+const bool kModelKeyLoaderSet = (config::set_model_key_loader(&register_builtin_models), true);
+
+}  // namespace
 
 const ModelDescriptor& find_model(const std::string& name) {
   register_builtin_models();

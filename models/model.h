@@ -1,8 +1,8 @@
 #pragma once
 // The model interface, model descriptors and the model registry.
 //
-// Every model registers a descriptor {name, task, input type, description, factory} from its own
-// file (RECBOLE_REGISTER_MODEL; the build lists those files, see cmake/model_list.cmake). The
+// Every model registers a descriptor {name, task, input type, description, its config keys,
+// factory} from its own file (RECBOLE_REGISTER_MODEL; the build lists those files, see cmake/model_list.cmake). The
 // task says which pipeline prepares its data; the input type says which training source feeds
 // it (RecBole's ModelType and InputType). A model creates every parameter and every output on
 // the device manager's device.
@@ -21,6 +21,7 @@
 
 #include <torch/torch.h>
 
+#include "recbole/config/key_decl.h"
 #include "recbole/data/batch.h"
 #include "recbole/data/interaction_matrix.h"
 #include "recbole/utils/device_manager.h"
@@ -166,10 +167,14 @@ struct ModelDescriptor {
   Task task = Task::kGeneral;
   InputType input = InputType::kPairwise;
   std::string description;  // one line
+  // The model's own config keys (config::Key builder, no category); their defaults live in
+  // configs/model/<name>.yaml. A key of another model is an error naming these.
+  std::vector<config::KeyDecl> keys;
   ModelFactory factory;
 };
 
-// Registers a model (a later registration of the same name replaces the earlier one).
+// Registers a model and its keys (a later registration of the same name replaces the earlier
+// one).
 void register_model(ModelDescriptor descriptor);
 
 // Builds a model by config name; an unknown name is a ConfigError listing the known ones.

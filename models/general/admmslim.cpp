@@ -161,6 +161,13 @@ torch::Tensor ADMMSLIM::full_sort_predict(const data::Batch& batch) {
 
 RECBOLE_REGISTER_MODEL(ADMMSLIM) {
   register_model({"ADMMSLIM", Task::kGeneral, InputType::kFitOnce, "SLIM solved by ADMM (L1 + L2, optional positivity and centring)",
+                  {config::Key("lambda1", config::KeyType::kFloat).min(0).help("L1 regularisation weight"),
+                   config::Key("lambda2", config::KeyType::kFloat).min(0).help("L2 regularisation weight"),
+                   config::Key("alpha", config::KeyType::kFloat).min(0).help("Exponent of item popularity in the L2 weights"),
+                   config::Key("rho", config::KeyType::kFloat).above(0).help("ADMM penalty parameter"),
+                   config::Key("k", config::KeyType::kInt).min(1).help("ADMM iterations"),
+                   config::Key("positive_only", config::KeyType::kBool).help("Clip negative item weights to zero"),
+                   config::Key("center_columns", config::KeyType::kBool).help("Centre the columns of the interaction matrix")},
                   [](const ModelContext& ctx) { return std::make_shared<ADMMSLIM>(ctx); }});
 }
 

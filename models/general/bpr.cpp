@@ -88,7 +88,8 @@ std::unique_ptr<FastEpoch> BPR::fast_epoch(const TrainingEnv& env) {
 
 RECBOLE_REGISTER_MODEL(BPR) {
   register_model({"BPR", Task::kGeneral, InputType::kPairwise,
-                  "Bayesian personalised ranking over user/item embeddings", [](const ModelContext& ctx) {
+                  "Bayesian personalised ranking over user/item embeddings",
+                  {config::Key("embedding_size", config::KeyType::kInt).min(1).help("Dimension of user and item embeddings")}, [](const ModelContext& ctx) {
                     return std::make_shared<BPR>(ctx);
                   }});
 }

@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include "recbole/config/config.h"
+#include "recbole/config/learners.h"
 #include "recbole/utils/huge_pages.h"
 #include "recbole/utils/simd.h"
 #include "recbole/utils/text.h"
@@ -25,11 +26,21 @@ bool fused_bpr_applicable(const config::Config& config, const BPR& model,
          config.is_null("clip_grad_norm") && world_size == 1 && !config.get_bool("enable_amp");
 }
 
-std::optional<FusedBprTrainer::Update> FusedBprTrainer::update_for(std::string learner) {
-  learner = to_lower(std::move(learner));
-  if (learner == "adam") return Update::kDenseAdam;
-  if (learner == "sparse_adam") return Update::kLazyAdam;
-  if (learner == "sgd") return Update::kSgd;
+std::optional<FusedBprTrainer::Update> FusedBprTrainer::update_for(const std::string& learner) {
+  const std::optional<config::Learner> l = config::parse_learner(to_lower(learner));
+  if (!l) return std::nullopt;
+  switch (*l) {
+    case config::Learner::kAdam:
+      return Update::kDenseAdam;
+    case config::Learner::kSparseAdam:
+      return Update::kLazyAdam;
+    case config::Learner::kSgd:
+      return Update::kSgd;
+    case config::Learner::kAdamW:
+    case config::Learner::kAdagrad:
+    case config::Learner::kRmsprop:
+      break;
+  }
   return std::nullopt;
 }
 

@@ -72,7 +72,7 @@ class FusedBprTrainer {
   Update update() const { return update_; }
   // The optimizer step for a `learner` value (any case); none when the fused path does not
   // implement that learner. The one list of the learners this path supports.
-  static std::optional<Update> update_for(std::string learner);
+  static std::optional<Update> update_for(const std::string& learner);
 
  private:
   // One table (users or items): parameters [rows, dim] (the model's tensor), Adam moments.

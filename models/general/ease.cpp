@@ -58,6 +58,7 @@ torch::Tensor EASE::full_sort_predict(const data::Batch& batch) {
 
 RECBOLE_REGISTER_MODEL(EASE) {
   register_model({"EASE", Task::kGeneral, InputType::kFitOnce, "Embarrassingly shallow autoencoder: closed-form item-item regression",
+                  {config::Key("reg_weight", config::KeyType::kFloat).min(0).help("L2 weight added to the diagonal of the item Gram matrix")},
                   [](const ModelContext& ctx) { return std::make_shared<EASE>(ctx); }});
 }
 

@@ -98,6 +98,9 @@ torch::Tensor ItemKNN::dense_weights() const {
 
 RECBOLE_REGISTER_MODEL(ItemKNN) {
   register_model({"ItemKNN", Task::kGeneral, InputType::kFitOnce, "Item (or user) k-nearest neighbours with shrunk cosine similarity",
+                  {config::Key("k", config::KeyType::kInt).min(1).help("Neighbours kept per item (per user with knn_method user)"),
+                   config::Key("shrink", config::KeyType::kFloat).min(0).help("Added to the denominator of the cosine similarity"),
+                   config::Key("knn_method", config::KeyType::kString).choices({"item", "user"}).help("Neighbourhood over items or over users")},
                   [](const ModelContext& ctx) { return std::make_shared<ItemKNN>(ctx); }});
 }
 

@@ -23,6 +23,7 @@ torch::Tensor Pop::full_sort_predict(const data::Batch& batch) {
 
 RECBOLE_REGISTER_MODEL(Pop) {
   register_model({"Pop", Task::kGeneral, InputType::kFitOnce, "Items ranked by training popularity (baseline)",
+                  {},
                   [](const ModelContext& ctx) { return std::make_shared<Pop>(ctx); }});
 }
 

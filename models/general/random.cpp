@@ -41,6 +41,7 @@ torch::Tensor Random::full_sort_predict(const data::Batch& batch) {
 
 RECBOLE_REGISTER_MODEL(Random) {
   register_model({"Random", Task::kGeneral, InputType::kFitOnce, "Independent seeded random ranking per user (baseline)",
+                  {},
                   [](const ModelContext& ctx) { return std::make_shared<Random>(ctx); }});
 }
 

@@ -336,6 +336,12 @@ torch::Tensor SLIMElastic::dense_weights() const {
 
 RECBOLE_REGISTER_MODEL(SLIMElastic) {
   register_model({"SLIMElastic", Task::kGeneral, InputType::kFitOnce, "SLIM with one elastic-net regression per item (coordinate descent)",
+                  {config::Key("alpha", config::KeyType::kFloat).min(0).help("Overall regularisation strength"),
+                   config::Key("l1_ratio", config::KeyType::kFloat).min(0).max(1).help("Share of L1 in the elastic-net penalty"),
+                   config::Key("positive_only", config::KeyType::kBool).help("Clip negative item weights to zero"),
+                   config::Key("hide_item", config::KeyType::kBool).help("Exclude the target item from its own regression"),
+                   config::Key("max_iter", config::KeyType::kInt).min(1).help("Coordinate-descent sweeps per item"),
+                   config::Key("tol", config::KeyType::kFloat).above(0).help("Coordinate-descent convergence tolerance")},
                   [](const ModelContext& ctx) { return std::make_shared<SLIMElastic>(ctx, SlimSolver::kAuto); }});
 }
 

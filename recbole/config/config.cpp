@@ -10,6 +10,7 @@
 
 #include "recbole/config/config_keys.h"
 #include "recbole/config/embedded_configs.h"
+#include "recbole/config/model_keys.h"
 #include "recbole/evaluator/metric_registry.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
@@ -103,7 +104,37 @@ class ConfigBuilder {
   static Config::Entry checked(const std::string& key, const YAML::Node& raw,
                                const std::string& where, const Origin& origin) {
     const KeyDecl* decl = find_key(key);
-    if (!decl) throw ConfigError(where + ": " + unknown_key_message(key));
+    if (decl) return checked_with(*decl, key, raw, where, origin);
+    // Kept as read (not cloned: a clone loses the line marks that errors report); replaced by
+    // its checked clone in check_model_keys.
+    if (is_any_model_key(key)) return {raw, where, true, origin.file};
+    throw ConfigError(where + ": " + unknown_key_message(key));
+  }
+
+  // The model keys of the merged layers, checked against the chosen model's declarations. No
+  // model, or one that declared nothing (an unknown name, refused when the run starts): nothing
+  // to check against.
+  static void check_model_keys(Config& c) {
+    if (c.model_.empty() || !model_declares_keys(c.model_)) return;
+    for (auto& [key, e] : c.values_) {
+      if (!e.unchecked_model_key) continue;
+      const KeyDecl* decl = find_model_key(c.model_, key);
+      if (!decl) throw ConfigError(e.source + ": " + no_such_model_key(c.model_, key));
+      e = checked_with(*decl, key, e.value, e.source, Origin{e.origin_file, e.source});
+    }
+  }
+
+  static std::string no_such_model_key(const std::string& model, const std::string& key) {
+    std::string names;
+    for (const KeyDecl& k : model_keys(model)) names += (names.empty() ? "" : ", ") + k.name;
+    return model + " has no key \"" + key + "\"; " +
+           (names.empty() ? "it has no keys of its own" : "its keys: " + names);
+  }
+
+  static Config::Entry checked_with(const KeyDecl& key_decl, const std::string& key,
+                                    const YAML::Node& raw, const std::string& where,
+                                    const Origin& origin) {
+    const KeyDecl* decl = &key_decl;
     try {
       return {YAML::Clone(validate_value(*decl, raw)), where};
     } catch (const InvalidValue& e) {
@@ -225,7 +256,8 @@ class ConfigBuilder {
   static const Config::Entry& entry_of(const Config& c, const std::string& key) {
     auto it = c.values_.find(key);
     if (it == c.values_.end()) {
-      if (!find_key(key)) throw ConfigError(unknown_key_message(key));
+      if (!find_key(key) && !find_model_key(c.model_, key))
+        throw ConfigError(unknown_key_message(key));
       throw ConfigError("config key \"" + key + "\" is not set");
     }
     return it->second;
@@ -417,6 +449,7 @@ class ConfigBuilder {
         for (const auto& [k, e] : layer) put(c.values_, k, e);
     if (!model.empty()) put(c.values_, "model", {YAML::Node(model), model_source});
     if (!dataset.empty()) put(c.values_, "dataset", {YAML::Node(dataset), dataset_source});
+    check_model_keys(c);
     complete_and_derive(c, *overall);
     return c;
   }
@@ -428,6 +461,7 @@ class ConfigBuilder {
                         ": cannot be changed after the Config is built (its YAML defaults are "
                         "already merged); build a new Config");
     put(c.values_, key, read_text_value(key, text, source));
+    check_model_keys(c);
     auto overall = read_embedded(kOverallYaml);
     complete_and_derive(c, *overall);
   }
@@ -598,8 +632,10 @@ std::string Config::dump() const {
   bool first = true;
   for (const auto& [cat, title] : sections) {
     std::vector<std::string> lines;
-    for (const auto& decl : declared_keys()) {
-      bool in_section = cat == kCategoryModelPrefix ? decl.is_model_key() : decl.category == cat;
+    const std::vector<KeyDecl> section_keys =
+        cat == kCategoryModelPrefix ? model_keys(model_) : declared_keys();
+    for (const auto& decl : section_keys) {
+      bool in_section = cat == kCategoryModelPrefix || decl.category == cat;
       auto it = values_.find(decl.name);
       if (!in_section || it == values_.end()) continue;
       lines.push_back(decl.name + " = " + node_text(it->second.value) + "    (" +

@@ -19,8 +19,9 @@
 //   topk and other list keys: always lists; bools: true/false; choices: declared spelling.
 // An empty model/dataset is allowed (no model/dataset file is loaded); names are not checked here.
 //
-// Every key is declared once in config_keys.cpp (type, bounds or choices, help); defaults live
-// in the YAML files under configs/. An unknown key, a wrong type or a bad value is a ConfigError
+// Every general key is declared once in config_keys.cpp, every model key by its model
+// (model_keys.h), with type, bounds or choices and help; defaults live in the YAML files under
+// configs/. A key of another model than the chosen one is a ConfigError naming the model's keys. An unknown key, a wrong type or a bad value is a ConfigError
 // naming the key, where the value came from ("a.yaml:3", "command line --epochs") and what was
 // expected; unknown keys get the nearest declared key suggested.
 #include <cstdint>
@@ -101,6 +102,10 @@ class Config {
   struct Entry {
     YAML::Node value;
     std::string source;
+    // A model key read before the model is known (layers are read first): checked against the
+    // model's own declaration once the layers are merged. origin_file locates nested errors.
+    bool unchecked_model_key = false;
+    std::string origin_file;
   };
   std::string model_;
   std::string dataset_;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "recbole/config/learners.h"
+#include "recbole/config/model_keys.h"
 #include "recbole/config/value_checks.h"
 #include "recbole/evaluator/metric_registry.h"
 #include "recbole/utils/text.h"
@@ -26,6 +28,12 @@ const char* const X = kCategoryDistributed;
 using evaluator::join_names;
 using evaluator::ranking_metric_names;
 using evaluator::value_metric_names;
+
+std::vector<std::string> learner_choices() {
+  std::vector<std::string> names;
+  for (const LearnerName& l : learner_names()) names.push_back(l.name);
+  return names;
+}
 
 std::vector<KeyDecl> make_declarations() {
   return {
@@ -104,7 +112,7 @@ std::vector<KeyDecl> make_declarations() {
           .min(1)
           .help("Rows per training batch (including sampled negatives)"),
       Key("learner", kStr, T)
-          .choices({"adam", "adamw", "sgd", "adagrad", "rmsprop", "sparse_adam"})
+          .choices(learner_choices())
           .help("Optimizer. sparse_adam: lazy Adam (torch's SparseAdam: only the rows a batch "
                 "uses are updated; weight_decay ignored) on the fused BPR path, Adam without "
                 "weight decay on the generic path"),
@@ -287,45 +295,6 @@ std::vector<KeyDecl> make_declarations() {
           .above(0)
           .max(604800)  // a week; finite, since c10d and Gloo take integer milliseconds
           .help("Seconds a rendezvous or collective may wait before failing"),
-
-      // ---- Models ----
-      Key("embedding_size", kInt, "Model: BPR, LightGCN")
-          .min(1)
-          .help("Dimension of user and item embeddings"),
-      Key("n_layers", kInt, "Model: LightGCN").min(0).help("Graph convolution layers"),
-      Key("reg_weight", kFloat, "Model: EASE, LightGCN")
-          .min(0)
-          .help("Regularisation weight (EASE: L2 on the diagonal; LightGCN: embedding L2 loss)"),
-      Key("k", kInt, "Model: ItemKNN, ADMMSLIM")
-          .min(1)
-          .help("ItemKNN: neighbours kept; ADMMSLIM: ADMM iterations"),
-      Key("shrink", kFloat, "Model: ItemKNN")
-          .min(0)
-          .help("Added to the denominator of the cosine similarity"),
-      Key("knn_method", kStr, "Model: ItemKNN")
-          .choices({"item", "user"})
-          .help("Neighbourhood over items or over users"),
-      Key("lambda1", kFloat, "Model: ADMMSLIM").min(0).help("L1 regularisation weight"),
-      Key("lambda2", kFloat, "Model: ADMMSLIM").min(0).help("L2 regularisation weight"),
-      Key("alpha", kFloat, "Model: ADMMSLIM, SLIMElastic")
-          .min(0)
-          .help("ADMMSLIM: exponent of item popularity in the L2 weights; SLIMElastic: overall "
-                "regularisation strength"),
-      Key("rho", kFloat, "Model: ADMMSLIM").above(0).help("ADMM penalty parameter"),
-      Key("positive_only", kBool, "Model: ADMMSLIM, SLIMElastic")
-          .help("Clip negative item weights to zero"),
-      Key("center_columns", kBool, "Model: ADMMSLIM")
-          .help("Centre the columns of the interaction matrix"),
-      Key("l1_ratio", kFloat, "Model: SLIMElastic")
-          .min(0)
-          .max(1)
-          .help("Share of L1 in the elastic-net penalty"),
-      Key("hide_item", kBool, "Model: SLIMElastic")
-          .help("Exclude the target item from its own regression"),
-      Key("max_iter", kInt, "Model: SLIMElastic").min(1).help("Coordinate-descent sweeps per item"),
-      Key("tol", kFloat, "Model: SLIMElastic")
-          .above(0)
-          .help("Coordinate-descent convergence tolerance"),
   };
 }
 
@@ -361,13 +330,16 @@ const KeyDecl* find_key(const std::string& name) {
 std::string nearest_key(const std::string& name) {
   std::string best;
   size_t best_d = std::string::npos;
-  for (const auto& k : declared_keys()) {
-    size_t d = edit_distance(to_lower(name), to_lower(k.name));
+  auto consider = [&](const std::string& candidate) {
+    size_t d = edit_distance(to_lower(name), to_lower(candidate));
     if (d < best_d) {
       best_d = d;
-      best = k.name;
+      best = candidate;
     }
-  }
+  };
+  for (const auto& k : declared_keys()) consider(k.name);
+  for (const auto& [model, keys] : all_model_keys())
+    for (const auto& k : keys) consider(k.name);
   size_t limit = std::max<size_t>(2, name.size() / 3);
   return best_d <= limit ? best : "";
 }

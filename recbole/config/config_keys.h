@@ -28,8 +28,8 @@ const std::vector<KeyDecl>& declared_keys();
 // The declaration of `name`, or nullptr when it is not declared.
 const KeyDecl* find_key(const std::string& name);
 
-// The declared key nearest to `name` by edit distance (case-insensitive), or "" when none is
-// close enough to be a plausible typo.
+// The key nearest to `name` by edit distance (case-insensitive) among the general keys and every
+// model's keys, or "" when none is close enough to be a plausible typo.
 std::string nearest_key(const std::string& name);
 
 }  // namespace recbole::config

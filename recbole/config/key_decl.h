@@ -74,7 +74,8 @@ YAML::Node validate_value(const KeyDecl& key, const YAML::Node& value);
 //   Key("epochs", KeyType::kInt, kCategoryTraining).min(0).help("Maximum number of epochs")
 struct Key {
   KeyDecl d;
-  Key(const char* name, KeyType type, const char* category) {
+  // A model key needs no category: register_model_keys sets "Model: <model>".
+  Key(const char* name, KeyType type, const char* category = "") {
     d.name = name;
     d.type = type;
     d.category = category;

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "recbole/config/eval_mode.h"
 #include "recbole/config/yaml_scalar.h"
 #include "recbole/evaluator/metric_registry.h"
 #include "recbole/utils/text.h"
@@ -61,12 +62,8 @@ std::string require_scalar(const YAML::Node& v, const std::string& path,
 std::string check_mode(const YAML::Node& v, const std::string& path) {
   const std::string expected = "full, labeled, uniN or popN (N >= 1)";
   std::string m = to_lower(require_scalar(v, path, expected));
-  if (m == "full" || m == "labeled") return m;
-  if (m.size() > 3 && (m.rfind("uni", 0) == 0 || m.rfind("pop", 0) == 0)) {
-    auto n = parse_int(m.substr(3));
-    if (n && *n >= 1 && std::isdigit(static_cast<unsigned char>(m[3]))) return m;
-  }
-  throw InvalidValue(path, expected, v);
+  if (!EvalMode::parse(m)) throw InvalidValue(path, expected, v);
+  return m;
 }
 
 }  // namespace

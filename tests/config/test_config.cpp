@@ -16,6 +16,7 @@
 
 #include "recbole/config/config.h"
 #include "recbole/config/config_keys.h"
+#include "recbole/config/model_keys.h"
 #include "recbole/config/embedded_configs.h"
 #include "recbole/utils/error.h"
 
@@ -165,9 +166,8 @@ TEST_CASE("model yaml and ml-100k dataset yaml are loaded", "[config]") {
   CHECK(c.is_null("user_inter_num_interval"));
   CHECK(c.is_null("item_inter_num_interval"));
 
-  Config other = build_with({}, {}, {}, "LightGCN", "some-other-dataset");
-  CHECK(other.get_int("n_layers") == 2);
-  CHECK(other.get_double("reg_weight") == Approx(1e-5));
+  Config other = build_with({}, {}, {}, "EASE", "some-other-dataset");
+  CHECK(other.get_double("reg_weight") == Approx(250.0));
   CHECK(other.get_string("user_inter_num_interval") == "[0,inf)");
   CHECK(other.is_null("benchmark_filename"));
   YAML::Node lc = other.node("load_col");
@@ -478,9 +478,15 @@ TEST_CASE("bounds are enforced", "[config]") {
   CHECK(err("topk", "[5, 0]") != "");
   CHECK(err("topk", "[]").find("topk: expected a non-empty list of int >= 1") !=
         std::string::npos);  // an empty list crashed the evaluator
-  CHECK(err("l1_ratio", "1.5") == "API override: l1_ratio: expected float in [0, 1], got \"1.5\"");
-  CHECK(err("embedding_size", "0") == "API override: embedding_size: expected int >= 1, got \"0\"");
-  CHECK(err("tol", "0") != "");
+  // Model keys are checked against the chosen model's declaration.
+  auto model_err = [](const std::string& model, const std::string& key, const std::string& value) {
+    return error_of([&] { build_with({}, {{key, value}}, {}, model); });
+  };
+  CHECK(model_err("SLIMElastic", "l1_ratio", "1.5") ==
+        "API override: l1_ratio: expected float in [0, 1], got \"1.5\"");
+  CHECK(model_err("BPR", "embedding_size", "0") ==
+        "API override: embedding_size: expected int >= 1, got \"0\"");
+  CHECK(model_err("SLIMElastic", "tol", "0") != "");
   CHECK(err("result_file", "~") == "");                // nullable
   CHECK(err("epochs", "99999999999999999999") != "");  // out of int64 range
 }
@@ -494,7 +500,7 @@ TEST_CASE("choices and structured values are enforced", "[config]") {
         "got \"adamx\"");
   CHECK(build_with({}, {{"learner", "Adam"}}).get_string("learner") == "adam");
   CHECK(build_with({}, {{"state", "debug"}}).get_string("state") == "DEBUG");
-  CHECK(err("knn_method", "items") != "");
+  CHECK(error_of([&] { build_with({}, {{"knn_method", "items"}}, {}, "ItemKNN"); }) != "");
   CHECK(err("dist_backend", "mpi") != "");
   CHECK(err("rm_dup_inter", "first") == "");
   CHECK(err("rm_dup_inter", "middle") ==
@@ -722,11 +728,13 @@ TEST_CASE("declarations and shipped YAML files agree", "[config]") {
     for (auto it = doc.begin(); it != doc.end(); ++it) {
       std::string key = it->first.as<std::string>();
       INFO(p << ": " << key);
-      const KeyDecl* decl = find_key(key);
-      REQUIRE(decl != nullptr);  // every shipped key is declared
+      // Every shipped key is declared: by the model of the file, or as a general key.
+      const KeyDecl* decl = is_model ? find_model_key(model, key) : find_key(key);
+      REQUIRE(decl != nullptr);
       CHECK_FALSE(decl->derived);
       // Model keys live only in model files, other keys never in model files.
       CHECK(decl->is_model_key() == is_model);
+      if (is_model) CHECK(find_key(key) == nullptr);
       // Every shipped default passes its own declaration.
       CHECK_NOTHROW(validate_value(*decl, it->second));
       if (is_model) {
@@ -737,30 +745,24 @@ TEST_CASE("declarations and shipped YAML files agree", "[config]") {
       }
     }
   }
-  for (const char* m :
-       {"BPR", "Pop", "Random", "ItemKNN", "EASE", "ADMMSLIM", "SLIMElastic", "LightGCN"})
+  // Every model with keys has its file, and sets each of its keys there (and only them).
+  for (const auto& [m, keys] : all_model_keys()) {
+    INFO(m);
     CHECK(std::find(config_files.begin(), config_files.end(),
-                    std::string("configs/model/") + m + ".yaml") != config_files.end());
+                    "configs/model/" + m + ".yaml") != config_files.end());
+    std::set<std::string> declared;
+    for (const auto& k : keys) declared.insert(k.name);
+    CHECK(declared == keys_of_model[m]);
+  }
   for (const auto& k : declared_keys()) {
     INFO(k.name);
     if (k.derived) {
       CHECK(global.count(k.name) + model_keys.count(k.name) == 0);
       continue;
     }
-    // A default in exactly one kind of file: overall/dataset defaults, or model files.
-    CHECK((global.count(k.name) == 1) != (model_keys.count(k.name) == 1));
-    // "Model: A, B" names exactly the model files that set the key.
-    if (k.is_model_key()) {
-      std::string list = k.category.substr(std::string(kCategoryModelPrefix).size());
-      std::set<std::string> named;
-      std::stringstream ss(list);
-      std::string m;
-      while (std::getline(ss, m, ',')) named.insert(m.substr(m.find_first_not_of(' ')));
-      std::set<std::string> setting;
-      for (const auto& [model, keys] : keys_of_model)
-        if (keys.count(k.name)) setting.insert(model);
-      CHECK(named == setting);
-    }
+    // A general key has its default in the overall or dataset defaults, never in a model file.
+    CHECK(global.count(k.name) == 1);
+    CHECK(model_keys.count(k.name) == 0);
   }
   // The completion bases are complete in overall.yaml.
   YAML::Node overall = embedded_yaml("configs/overall.yaml");
@@ -780,4 +782,41 @@ TEST_CASE("docs/config-keys.md is up to date", "[config]") {
   std::string help = keys_help_text();
   CHECK(help.find("--learning_rate=<float > 0>") != std::string::npos);
   CHECK(help.find("--embedding_size=<int >= 1>") != std::string::npos);
+}
+
+TEST_CASE("model keys belong to their model: another model's key names the chosen model's keys",
+          "[config][model_keys]") {
+  TempDir dir;
+  // The example, from the command line and from a file (with its line).
+  REQUIRE_THROWS_WITH(build_with({}, {}, {{"embedding_size", "8"}}, "EASE"),
+                      "command line --embedding_size: EASE has no key \"embedding_size\"; its "
+                      "keys: reg_weight");
+  const std::string f = dir.write("other_model.yaml", "epochs: 3\nembedding_size: 32\n");
+  REQUIRE_THROWS_WITH(build_with({f}, {}, {}, "ItemKNN"),
+                      f + ":2: ItemKNN has no key \"embedding_size\"; its keys: k, shrink, "
+                          "knn_method");
+  REQUIRE_THROWS_WITH(build_with({}, {}, {{"k", "5"}}, "Pop"),
+                      Catch::Contains("Pop has no key \"k\"; it has no keys of its own"));
+  // One name, two meanings, two bounds: ItemKNN's k counts neighbours, ADMMSLIM's iterations.
+  CHECK(build_with({}, {{"k", "7"}}, {}, "ItemKNN").get_int("k") == 7);
+  CHECK(build_with({}, {{"k", "7"}}, {}, "ADMMSLIM").get_int("k") == 7);
+  REQUIRE_THROWS_WITH(build_with({}, {{"alpha", "-1"}}, {}, "SLIMElastic"),
+                      "API override: alpha: expected float >= 0, got \"-1\"");
+  // A model key's value is checked against the chosen model's declaration, with its file line.
+  const std::string g = dir.write("bad_model_value.yaml", "epochs: 3\nknn_method: items\n");
+  REQUIRE_THROWS_WITH(build_with({g}, {}, {}, "ItemKNN"),
+                      g + ":2: knn_method: expected one of item, user, got \"items\"");
+  CHECK(build_with({}, {{"knn_method", "USER"}}, {}, "ItemKNN").get_string("knn_method") == "user");
+  // Without a model (recbole_data), model keys in a shared file are accepted unchecked.
+  CHECK(build_with({f}).get_int("embedding_size") == 32);
+  // A key no model declares is unknown, with the nearest general or model key suggested.
+  REQUIRE_THROWS_WITH(build_with({}, {{"knn_methd", "item"}}, {}, "ItemKNN"),
+                      Catch::Contains("did you mean \"knn_method\"?"));
+}
+
+TEST_CASE("the dump lists only the chosen model's keys under the model section", "[config][model_keys]") {
+  const std::string d = build_with({}, {}, {}, "ADMMSLIM").dump();
+  CHECK(d.find("Model Hyper Parameters:\nlambda1 = 3.0") != std::string::npos);
+  CHECK(d.find("embedding_size") == std::string::npos);
+  CHECK(d.find("center_columns = false") != std::string::npos);
 }

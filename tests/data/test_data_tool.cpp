@@ -16,7 +16,6 @@ namespace {
 
 recbole::config::Config build(std::vector<std::pair<std::string, std::string>> overrides) {
   recbole::config::ConfigSources s;
-  s.model = "BPR";
   s.dataset = "ml-100k";
   s.api_overrides = std::move(overrides);
   return recbole::config::Config::build(s);

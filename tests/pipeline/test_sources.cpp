@@ -128,10 +128,10 @@ class TinyUserRows : public Model {
 void register_test_models() {
   using recbole::models::Task;
   recbole::models::register_model({"TinyPointwise", Task::kGeneral, InputType::kPointwise,
-                                   "test: pointwise dot product",
+                                   "test: pointwise dot product", {},
                                    [](const ModelContext& c) { return std::make_shared<TinyPointwise>(c); }});
   recbole::models::register_model({"TinyUserRows", Task::kGeneral, InputType::kUserRows,
-                                   "test: linear autoencoder over user rows",
+                                   "test: linear autoencoder over user rows", {},
                                    [](const ModelContext& c) { return std::make_shared<TinyUserRows>(c); }});
 }
 
