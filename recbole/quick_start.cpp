@@ -20,10 +20,12 @@
 #include "recbole/data/split.h"
 #include "recbole/utils/device_manager.h"
 #include "recbole/utils/dist.h"
+#include "recbole/utils/dist_agreement.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/memory.h"
 #include "trainer/evaluator.h"
+#include "trainer/gradient_exchange.h"
 #include "trainer/trainer.h"
 
 namespace recbole {
@@ -227,6 +229,7 @@ RunResult run(const config::Config& config) {
                  "the last epoch is tested");
 
   const int64_t n_users = dataset.n_users(), n_items = dataset.n_items();
+  check_ranks_agree(config, split, n_users, n_items, dist);
   const data::InteractionMatrix train(n_users, n_items, split.train.users, split.train.items);
   const data::InteractionMatrix valid(n_users, n_items, split.valid.users, split.valid.items);
   const data::InteractionMatrix test(n_users, n_items, split.test.users, split.test.items);
@@ -246,6 +249,7 @@ RunResult run(const config::Config& config) {
   trainer::TrainData td{split.train.users, split.train.items, train, valid, test, train_valid};
   trainer::Trainer trainer(config, *model, device, dist, td, evaluator);
   trainer::FitResult fit = trainer.fit();
+  trainer::log_gradient_exchange_stats(dist, fit.epochs_run);
   auto t_test = Clock::now();
   result.test_result = trainer.test(/*load_best=*/true);
   const double test_s = seconds_since(t_test);

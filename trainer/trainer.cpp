@@ -21,6 +21,7 @@
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/text.h"
+#include "trainer/gradient_exchange.h"
 
 namespace recbole::trainer {
 namespace {
@@ -176,25 +177,7 @@ void Trainer::sync_initial_parameters() {
   for (auto& p : model_.parameters()) dist_.broadcast(p, 0);
 }
 
-void Trainer::average_gradients() {
-  if (!dist_.active()) return;
-  // One flat bucket: a single all-reduce per step instead of one per parameter.
-  std::vector<torch::Tensor> grads;
-  for (auto& p : model_.parameters())
-    if (p.requires_grad())
-      grads.push_back(p.grad().defined() ? p.grad().reshape({-1}) : torch::zeros({p.numel()}, p.options()));
-  torch::Tensor flat = torch::cat(grads);
-  dist_.all_reduce_sum(flat);
-  flat.div_(dist_.world_size());
-  int64_t offset = 0;
-  for (auto& p : model_.parameters()) {
-    if (!p.requires_grad()) continue;
-    torch::Tensor g = flat.narrow(0, offset, p.numel()).view(p.sizes());
-    if (p.grad().defined()) p.mutable_grad().copy_(g);
-    else p.mutable_grad() = g.clone();
-    offset += p.numel();
-  }
-}
+void Trainer::average_gradients() { trainer::average_gradients(model_.parameters(), dist_); }
 
 double Trainer::train_epoch(int64_t epoch) {
   model_.train();
