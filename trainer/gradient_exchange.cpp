@@ -29,6 +29,29 @@ void set_grad(const torch::Tensor& p, const torch::Tensor& g) {
   else param.mutable_grad() = g.clone();
 }
 
+// The parameter's gradient as a contiguous float tensor that is the gradient itself (created as
+// zeros when undefined, made contiguous in place when not).
+torch::Tensor contiguous_grad(const torch::Tensor& p) {
+  torch::Tensor param = p;
+  if (!param.grad().defined()) param.mutable_grad() = torch::zeros_like(p);
+  else if (!param.grad().is_contiguous()) param.mutable_grad() = param.grad().contiguous();
+  return param.grad();
+}
+
+// The rows of a [rows, d] float32 contiguous gradient that hold a non-zero value.
+std::vector<int32_t> nonzero_rows(const torch::Tensor& g) {
+  const int64_t n = g.size(0), d = g.size(1);
+  const float* p = g.data_ptr<float>();
+  std::vector<int32_t> out;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < d; ++j)
+      if (p[i * d + j] != 0.0f) {
+        out.push_back(static_cast<int32_t>(i));
+        break;
+      }
+  return out;
+}
+
 // The dense exchange of `params`: one flat all-reduce.
 void dense(const std::vector<torch::Tensor>& params, Dist& dist) {
   if (params.empty()) return;
@@ -59,66 +82,78 @@ void average_gradients(const std::vector<torch::Tensor>& all_params, Dist& dist,
   std::vector<torch::Tensor> tables, others;  // 2-D float parameters may go row-sparse
   for (const auto& p : all_params) {
     if (!p.requires_grad()) continue;
-    (p.dim() == 2 && p.scalar_type() == torch::kFloat32 && mode != GradientExchange::kDense
+    (p.dim() == 2 && p.scalar_type() == torch::kFloat32 && p.size(0) <= INT32_MAX &&
+             mode != GradientExchange::kDense
          ? tables : others).push_back(p);
   }
   bool sparse = false;
-  std::vector<torch::Tensor> rows;  // per table: int64 indices of its non-zero gradient rows
   if (!tables.empty()) {
-    // Each rank's count of non-zero rows per table, gathered: every rank decides alike.
-    torch::Tensor counts = torch::empty({static_cast<int64_t>(tables.size())}, torch::kInt64);
-    for (size_t k = 0; k < tables.size(); ++k) {
-      const torch::Tensor g = grad_or_zeros(tables[k]);
-      rows.push_back(g.ne(0).any(1).nonzero().reshape({-1}));
-      counts[k] = rows.back().numel();
+    // Each rank's non-zero rows per table; their counts, gathered, let every rank decide alike.
+    const int64_t n_tables = static_cast<int64_t>(tables.size());
+    std::vector<torch::Tensor> grads;
+    std::vector<std::vector<int32_t>> rows(n_tables);
+    torch::Tensor counts = torch::empty({n_tables}, torch::kInt64);
+    for (int64_t k = 0; k < n_tables; ++k) {
+      grads.push_back(contiguous_grad(tables[k]));
+      rows[k] = nonzero_rows(grads[k]);
+      counts.data_ptr<int64_t>()[k] = static_cast<int64_t>(rows[k].size());
     }
     const std::vector<torch::Tensor> all_counts = dist.all_gather(counts);
-    // Sparse payload per rank: the largest count (gathers are padded to it) times (row + 1
-    // index word); dense: the ring all-reduce sends about twice the table per rank.
-    int64_t sparse_words = 0, dense_words = 0;
-    for (size_t k = 0; k < tables.size(); ++k) {
-      int64_t most = 0;
-      for (const auto& c : all_counts) most = std::max(most, c[k].item<int64_t>());
-      sparse_words += most * (tables[k].size(1) + 1) * dist.world_size();
+    auto count = [&](int r, int64_t k) { return all_counts[r].data_ptr<int64_t>()[k]; };
+    // Sparse: every rank sends the largest count of slots (gathers are padded to it) of a row
+    // index and the row; dense: the ring all-reduce sends about twice the table per rank.
+    std::vector<int64_t> most(n_tables, 0), slot(n_tables);
+    int64_t words = 0, sparse_words = 0, dense_words = 0;
+    for (int64_t k = 0; k < n_tables; ++k) {
+      for (int r = 0; r < dist.world_size(); ++r) most[k] = std::max(most[k], count(r, k));
+      slot[k] = tables[k].size(1) + 1;
+      words += most[k] * slot[k];
+      sparse_words += most[k] * slot[k] * dist.world_size();
       dense_words += 2 * tables[k].numel();
     }
-    sparse = mode == GradientExchange::kSparse || sparse_words < dense_words;
+    // Auto goes sparse when that sends under half the bytes: it costs a second round trip (the
+    // counts), which a small saving does not repay on a fast link (docs/benchmarks.md).
+    sparse = mode == GradientExchange::kSparse || 2 * sparse_words < dense_words;
     if (sparse) {
-      // One int32 buffer per rank: for each table, `most` slots of [row, values as float bits],
-      // unused slots with row -1.
-      std::vector<int64_t> most(tables.size(), 0), slot_words(tables.size());
-      int64_t words = 0;
-      for (size_t k = 0; k < tables.size(); ++k) {
-        for (const auto& c : all_counts) most[k] = std::max(most[k], c[k].item<int64_t>());
-        slot_words[k] = tables[k].size(1) + 1;
-        words += most[k] * slot_words[k];
-      }
+      // One int32 buffer per rank: per table, `most` slots of [row, the row's floats as bits].
       torch::Tensor send = torch::full({std::max<int64_t>(words, 1)}, -1, torch::kInt32);
-      int64_t at = 0;
-      for (size_t k = 0; k < tables.size(); ++k) {
-        const int64_t n = rows[k].numel(), d = tables[k].size(1);
-        torch::Tensor block = send.narrow(0, at, most[k] * slot_words[k]).view({most[k], d + 1});
-        if (n > 0) {
-          block.narrow(0, 0, n).select(1, 0).copy_(rows[k].to(torch::kInt32));
-          torch::Tensor vals = grad_or_zeros(tables[k]).index_select(0, rows[k]).contiguous();
-          block.narrow(0, 0, n).narrow(1, 1, d).copy_(vals.view(torch::kInt32));
+      int32_t* out = send.data_ptr<int32_t>();
+      for (int64_t k = 0; k < n_tables; ++k) {
+        const int64_t d = tables[k].size(1);
+        const float* g = grads[k].data_ptr<float>();
+        for (size_t s = 0; s < rows[k].size(); ++s) {
+          out[s * slot[k]] = rows[k][s];
+          std::memcpy(out + s * slot[k] + 1, g + rows[k][s] * d, d * sizeof(float));
         }
-        at += most[k] * slot_words[k];
+        out += most[k] * slot[k];
       }
       const std::vector<torch::Tensor> got = dist.all_gather(send);
-      for (size_t k = 0, off = 0; k < tables.size(); off += most[k] * slot_words[k], ++k) {
-        const int64_t d = tables[k].size(1);
-        torch::Tensor sum = torch::zeros_like(tables[k]);
-        for (int r = 0; r < dist.world_size(); ++r) {  // rank order: the same sum on every rank
-          const int64_t n = all_counts[r][k].item<int64_t>();
-          if (n == 0) continue;
-          torch::Tensor block = got[r].narrow(0, off, most[k] * slot_words[k]).view({most[k], d + 1}).narrow(0, 0, n);
-          torch::Tensor idx = block.select(1, 0).to(torch::kInt64);
-          torch::Tensor vals = block.narrow(1, 1, d).contiguous().view(torch::kFloat32);
-          sum.index_add_(0, idx, vals);
+      int64_t off = 0;
+      for (int64_t k = 0; k < n_tables; ++k) {
+        const int64_t d = tables[k].size(1), n_rows = tables[k].size(0);
+        float* g = grads[k].data_ptr<float>();
+        // This rank's rows start from zero (all others are zero already); then every rank's
+        // rows are added in rank order, so every rank computes the same sum.
+        for (int32_t row : rows[k]) std::memset(g + row * d, 0, d * sizeof(float));
+        std::vector<uint8_t> seen(n_rows, 0);
+        std::vector<int64_t> union_rows;
+        for (int r = 0; r < dist.world_size(); ++r) {
+          const int32_t* in = got[r].data_ptr<int32_t>() + off;
+          for (int64_t s = 0; s < count(r, k); ++s) {
+            const int32_t row = in[s * slot[k]];
+            float* dst = g + static_cast<int64_t>(row) * d;
+            const auto* src = reinterpret_cast<const float*>(in + s * slot[k] + 1);
+            for (int64_t j = 0; j < d; ++j) dst[j] += src[j];
+            if (!seen[row]) seen[row] = 1, union_rows.push_back(row);
+          }
         }
-        sum.div_(dist.world_size());
-        set_grad(tables[k], sum);
+        // The mean with the dense path's own division (rows no rank touched stay zero).
+        if (!union_rows.empty()) {
+          torch::Tensor idx = torch::from_blob(union_rows.data(),
+                                               {static_cast<int64_t>(union_rows.size())}, torch::kInt64);
+          grads[k].index_copy_(0, idx, grads[k].index_select(0, idx).div_(dist.world_size()));
+        }
+        off += most[k] * slot[k];
       }
     } else {
       others.insert(others.end(), tables.begin(), tables.end());

@@ -18,7 +18,7 @@ namespace recbole::trainer {
 
 enum class GradientExchange {
   kAuto,    // the config key gradient_exchange (DistSettings); its auto: row-sparse for 2-D
-            // parameters when that sends fewer bytes than dense, else dense
+            // parameters when that sends under half the bytes of dense, else dense
   kDense,   // always one all-reduce of every gradient
   kSparse,  // always row-sparse for 2-D parameters
 };

@@ -917,7 +917,7 @@ std::vector<KeyDecl> make_declarations() {
       Key("gradient_exchange", kStr, X)
           .choices({"auto", "dense", "sparse"})
           .help("Gradient averaging: dense all-reduce, sparse = only non-zero embedding rows, "
-                "auto = whichever sends fewer bytes"),
+                "auto = sparse when it sends under half the bytes"),
 
       // ---- Models ----
       Key("embedding_size", kInt, "Model: BPR, LightGCN")

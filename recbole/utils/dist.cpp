@@ -274,8 +274,9 @@ std::vector<std::string> probe_peers(const std::vector<std::string>& targets, do
         fds.push_back({fd, POLLOUT, 0});
         which.push_back(i);
       } else {
-        verdict[i] = errno == ECONNREFUSED ? "not running (connection refused)"
-                                           : std::string("unreachable (") + std::strerror(errno) + ")";
+        verdict[i] = errno == ECONNREFUSED || errno == ECONNRESET
+                         ? "not running (connection refused)"
+                         : std::string("unreachable (") + std::strerror(errno) + ")";
         ::close(fd);
       }
     }
@@ -293,7 +294,7 @@ std::vector<std::string> probe_peers(const std::vector<std::string>& targets, do
       socklen_t len = sizeof err;
       ::getsockopt(fds[k].fd, SOL_SOCKET, SO_ERROR, &err, &len);
       verdict[which[k]] = err == 0 ? "reachable"
-                          : err == ECONNREFUSED ? "not running (connection refused)"
+                          : err == ECONNREFUSED || err == ECONNRESET ? "not running (connection refused)"
                                                 : std::string("unreachable (") + std::strerror(err) + ")";
       ::close(fds[k].fd);
       fds[k].fd = -1;
@@ -437,7 +438,8 @@ void Dist::run_collective(const std::string& what, int64_t bytes, F&& f) {
     throw DistError(what + " failed on host " + host_ + " at " + where(settings_) + ": " +
                     short_message(e) +
                     (lost.empty() ? "\nA peer process probably died or stopped responding; see its log."
-                                  : "\nLost: " + lost + ".") +
+                                  : "\nNot answering (a process that exited may have stopped "
+                                    "because of this same failure): " + lost + ".") +
                     (alive.empty() ? "" : "\nStill answering: " + alive + "."));
   }
   traffic_.collectives += 1;
