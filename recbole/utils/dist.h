@@ -85,6 +85,10 @@ class Dist {
   };
   const Traffic& traffic() const { return traffic_; }
 
+  // State the gradient exchange (trainer/gradient_exchange.h) keeps from one step to the next:
+  // derived from collective results only, so the same on every rank.
+  std::vector<int64_t>& exchange_state() { return exchange_state_; }
+
  private:
   struct Impl;
   template <typename F>
@@ -94,6 +98,7 @@ class Dist {
   std::string host_;
   std::vector<std::string> hosts_;  // host() of every rank
   Traffic traffic_;
+  std::vector<int64_t> exchange_state_;
   std::unique_ptr<Impl> impl_;
 };
 

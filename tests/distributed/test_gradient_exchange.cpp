@@ -106,27 +106,36 @@ TEST_CASE("the row-sparse gradient exchange gives the dense exchange's gradients
   }
 }
 
-TEST_CASE("auto picks the row-sparse exchange when a batch touches few rows and counts bytes",
+TEST_CASE("auto picks the row-sparse exchange when batches touch few rows and counts bytes",
           "[dist][gradient_exchange]") {
   using recbole::trainer::gradient_exchange_stats;
   const auto before = gradient_exchange_stats();
-  std::vector<int64_t> bytes(2);
-  std::vector<std::vector<torch::Tensor>> few, all;
-  for (int r = 0; r < 2; ++r) {
-    few.push_back(params_of(r, 5));
-    all.push_back(params_of(r, 2000));  // nearly every row: dense
-  }
+  std::vector<std::vector<int64_t>> bytes(2);
+  std::vector<std::vector<std::vector<torch::Tensor>>> steps(2);
+  for (int r = 0; r < 2; ++r)
+    for (int64_t touched : {5, 5, 2000, 2000})  // 2000 random rows: nearly every row
+      steps[r].push_back(params_of(r, touched));
   on_ranks(2, [&](int r, recbole::Dist& dist) {
-    const int64_t b0 = dist.traffic().bytes;
-    recbole::trainer::average_gradients(few[r], dist);  // sparse: 2 x 5 rows of 17 words
-    bytes[r] = dist.traffic().bytes - b0;
-    recbole::trainer::average_gradients(all[r], dist);
+    for (auto& params : steps[r]) {
+      const int64_t b0 = dist.traffic().bytes;
+      recbole::trainer::average_gradients(params, dist);
+      bytes[r].push_back(dist.traffic().bytes - b0);
+    }
   });
   const auto after = gradient_exchange_stats();
-  // Both threads count into the same process-wide totals.
-  REQUIRE(after.steps - before.steps == 4);
+  // Both threads count into the same process-wide totals. Step 1 is dense (nothing known
+  // yet; its all-reduce carries the counts), step 2 sparse, step 3 gathers the counts and
+  // goes dense, step 4 dense at once.
+  REQUIRE(after.steps - before.steps == 8);
   REQUIRE(after.sparse_steps - before.sparse_steps == 2);
   const int64_t dense_bytes = (500 * 16 + 300 * 16 + 7) * 4;
-  REQUIRE(bytes[0] < dense_bytes / 10);
-  REQUIRE(bytes[0] > 0);
+  for (int r = 0; r < 2; ++r) {
+    INFO("rank " << r << ": " << bytes[r][0] << " " << bytes[r][1] << " " << bytes[r][2] << " "
+                 << bytes[r][3]);
+    REQUIRE(bytes[r][0] == dense_bytes + 2 * 2 * 4);  // + both ranks' two counts as floats
+    REQUIRE(bytes[r][1] < dense_bytes / 10);
+    REQUIRE(bytes[r][1] > 0);
+    REQUIRE(bytes[r][2] == 2 * 8 + bytes[r][0]);  // the counts gathered, then dense
+    REQUIRE(bytes[r][3] == bytes[r][0]);
+  }
 }
