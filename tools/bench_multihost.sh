@@ -52,5 +52,6 @@ read -r l0 l1 line < <(one_run $((1 + E)) "$@")
 echo "dataset=$dataset gradient_exchange=$mode epochs=$E link=${BENCH_RATE:-veth, unlimited}"
 echo "wire bytes sent per epoch: host0 $(( (l0 - s0) / E )), host1 $(( (l1 - s1) / E ))"
 echo "rank 0 (1+$E epochs): $line"
+grep -o 'training \[time: [0-9.]*' "$work/rank0.log" | awk '{s += $3; n++} END {if (n) printf "training time per epoch (rank 0, mean of %d): %.3f s\n", n, s / n}'
 grep -h "test result" "$work/rank0.log" | tail -1
 rm -rf "$work"
