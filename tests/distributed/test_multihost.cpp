@@ -395,7 +395,10 @@ TEST_CASE("each host downloads once into its own data_path and a host whose copy
         "--download_url=http://" + Hosts::address(0) + ":" + std::to_string(http_port) + "/mini.zip",
         "--nproc=2", "--world_size=4", "--offset=" + std::to_string(2 * h),
         "--ip=" + Hosts::address(0), "--port=" + std::to_string(kStorePort), "--dist_timeout=20"};
-    return start(hosts.ip(), hosts.ns(h), args, {}, w + "/" + tag + std::to_string(h) + ".log");
+    // Host 1 names its interface as PyTorch users do; host 0 finds it from the route.
+    std::map<std::string, std::string> env;
+    if (h == 1) env["GLOO_SOCKET_IFNAME"] = "eth0";
+    return start(hosts.ip(), hosts.ns(h), args, env, w + "/" + tag + std::to_string(h) + ".log");
   };
   std::vector<Proc> first = {launch(0, "first"), launch(1, "first")};
   wait_all({&first[0], &first[1]}, 120);
@@ -407,6 +410,9 @@ TEST_CASE("each host downloads once into its own data_path and a host whose copy
   REQUIRE(count(slurp(w + "/http.log"), "GET /mini.zip") == 2);
   REQUIRE(fs::exists(w + "/host0/mini/mini.inter"));
   REQUIRE(fs::exists(w + "/host1/mini/mini.inter"));
+  REQUIRE(slurp(first[1].log).find("(Gloo bound to interface eth0)") != std::string::npos);
+  REQUIRE(slurp(first[0].log).find("(Gloo bound to the route to " + Hosts::address(0) + ")") !=
+          std::string::npos);
 
   // Host 1's copy: one line edited (an item id changed).
   const std::string path = w + "/host1/mini/mini.inter";
@@ -540,5 +546,20 @@ TEST_CASE("an unreachable rank-0 host and a different world size end within dist
   const std::string both = slurp(r0.log) + slurp(r1.log);
   REQUIRE(both.find("world size mismatch") != std::string::npos);
   WARN("world size 2 vs 3: ranks exited after " << r0.took << " s and " << r1.took << " s");
+  fs::remove_all(w);
+}
+
+TEST_CASE("a Gloo interface without an address is an error naming it", "[multihost]") {
+  // No namespace needed: the interface is checked before any connection is tried.
+  const std::string w = workdir("ifname");
+  Proc p = start("", "", bpr_args(w, "r.json", {"--epochs=1", "--socket_ifname=nosuch0"}),
+                 torchrun_env(1, 2, "127.0.0.1"), w + "/run.log");
+  wait_all({&p}, 60);
+  const std::string log = slurp(p.log);
+  INFO(log);
+  REQUIRE(p.rc == 1);
+  REQUIRE(p.took < 10);
+  REQUIRE(log.find("network interface \"nosuch0\"") != std::string::npos);
+  REQUIRE(log.find("socket_ifname or GLOO_SOCKET_IFNAME") != std::string::npos);
   fs::remove_all(w);
 }
