@@ -6,8 +6,10 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -478,7 +480,8 @@ TEST_CASE("a host killed mid-epoch: the other hosts' ranks exit within dist_time
     REQUIRE(log.find("rank 2 on host") != std::string::npos);
     REQUIRE(log.find("(" + Hosts::address(2) + ")") != std::string::npos);
     REQUIRE(log.find(":" + std::to_string(kStorePort)) != std::string::npos);
-    WARN("SIGKILL of host 2: rank " << r << " exited after " << ranks[r].took << " s");
+    WARN("SIGKILL of host 2: rank " << r << " exited after " << ranks[r].took << " s: "
+                                     << log.substr(log.find("recbole_run: error"), 600));
   }
   for (int h = 0; h < 3; ++h) REQUIRE(hosts.pids(h).empty());  // nothing left behind
   fs::remove_all(w);
@@ -505,7 +508,8 @@ TEST_CASE("a host cut off mid-epoch: every rank exits within dist_timeout naming
     // The survivors name the host they lost; the cut-off host names the ones it cannot reach.
     const std::string lost = r < 2 ? Hosts::address(2) : Hosts::address(0);
     REQUIRE(log.find("(" + lost + "): unreachable") != std::string::npos);
-    WARN("link of host 2 down: rank " << r << " exited after " << ranks[r].took << " s");
+    WARN("link of host 2 down: rank " << r << " exited after " << ranks[r].took << " s: "
+                                       << log.substr(log.find("recbole_run: error"), 600));
   }
   for (int h = 0; h < 3; ++h) REQUIRE(hosts.pids(h).empty());
   fs::remove_all(w);
@@ -561,5 +565,42 @@ TEST_CASE("a Gloo interface without an address is an error naming it", "[multiho
   REQUIRE(p.took < 10);
   REQUIRE(log.find("network interface \"nosuch0\"") != std::string::npos);
   REQUIRE(log.find("socket_ifname or GLOO_SOCKET_IFNAME") != std::string::npos);
+  fs::remove_all(w);
+}
+
+TEST_CASE("ranks started with different options are refused on every rank naming the key",
+          "[dist]") {
+  // On one machine (no namespace): rank 1 trains with another learning rate; per-machine keys
+  // (here result_file and data_path spelled differently) may differ.
+  const std::string w = workdir("options");
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  auto env = [&](int r) {
+    auto e = torchrun_env(r, 2, "127.0.0.1");
+    e["MASTER_PORT"] = std::to_string(ntohs(a.sin_port));
+    return e;
+  };
+  Proc r0 = start("", "", bpr_args(w, "r0.json", {"--epochs=1", "--dist_timeout=30"}), env(0),
+                  w + "/r0.log");
+  auto args1 = bpr_args(w, "r1.json", {"--epochs=1", "--dist_timeout=30", "--learning_rate=0.01"});
+  args1[3] = "--data_path=" + kShared + "/";
+  Proc r1 = start("", "", args1, env(1), w + "/r1.log");
+  wait_all({&r0, &r1}, 60);
+  for (Proc* p : {&r0, &r1}) {
+    const std::string log = slurp(p->log);
+    INFO(log);
+    REQUIRE(p->rc == 1);
+    REQUIRE(log.find("the effective configuration differs from rank 0's") != std::string::npos);
+    REQUIRE(log.find("learning_rate: rank 0 has 0.001, rank 1 has 0.01") != std::string::npos);
+    const size_t error = log.find("ranks disagree");
+    REQUIRE(error != std::string::npos);
+    REQUIRE(log.find("data_path", error) == std::string::npos);  // a per-machine key
+  }
   fs::remove_all(w);
 }
