@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 #include "recbole/utils/logging.h"
 
@@ -224,7 +225,11 @@ GradientExchangeStats gradient_exchange_stats() {
 }
 
 void log_gradient_exchange_stats(const Dist& dist, int64_t epochs) {
-  const GradientExchangeStats s = gradient_exchange_stats();
+  GradientExchangeStats s;
+  {
+    std::lock_guard<std::mutex> lock(g_stats_mutex);
+    std::swap(s, g_stats);  // one run's totals: the next run starts from zero
+  }
   if (!dist.active() || s.steps == 0 || epochs <= 0) return;
   char buf[320];
   std::snprintf(buf, sizeof buf,

@@ -30,7 +30,8 @@ enum class GradientExchange {
 void average_gradients(const std::vector<torch::Tensor>& params, Dist& dist,
                        GradientExchange mode = GradientExchange::kAuto);
 
-// Totals of this process's exchanges so far, for the log and the benchmarks.
+// Totals of this process's exchanges since the last log_gradient_exchange_stats, for the log
+// and the benchmarks.
 struct GradientExchangeStats {
   int64_t steps = 0;
   int64_t sparse_steps = 0;
@@ -40,7 +41,8 @@ struct GradientExchangeStats {
 };
 GradientExchangeStats gradient_exchange_stats();
 
-// Logs the totals per epoch (rank 0's view); nothing at world size 1 or without exchanges.
+// Logs the totals per epoch (rank 0's view; nothing at world size 1 or without exchanges) and
+// resets them, so that each run in a process reports its own.
 void log_gradient_exchange_stats(const Dist& dist, int64_t epochs);
 
 }  // namespace recbole::trainer
