@@ -21,9 +21,11 @@
 #include "recbole/pipeline/task_pipeline.h"
 #include "recbole/utils/device_manager.h"
 #include "recbole/utils/dist.h"
+#include "recbole/utils/dist_agreement.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/memory.h"
+#include "trainer/gradient_exchange.h"
 #include "trainer/trainer.h"
 
 namespace recbole {
@@ -226,6 +228,7 @@ RunResult run(const config::Config& config) {
     log::warning("the valid split is empty: no validation or early stopping; the model after "
                  "the last epoch is tested");
 
+  check_ranks_agree(config, split, dataset.n_users(), dataset.n_items(), dist);
   // The task pipeline turns the split into the parts of the run: what the model is built from,
   // its training source, the evaluation sources.
   const std::unique_ptr<pipeline::TaskPipeline> task =
@@ -245,6 +248,7 @@ RunResult run(const config::Config& config) {
   trainer::Trainer trainer(config, *model, device, dist, source.get(), evaluator,
                            {task->valid(), task->test()});
   trainer::FitResult fit = trainer.fit();
+  trainer::log_gradient_exchange_stats(dist, fit.epochs_run);
   auto t_test = Clock::now();
   result.test_result = trainer.test(/*load_best=*/true);
   const double test_s = seconds_since(t_test);

@@ -32,6 +32,8 @@ void print_help() {
   std::cout << "usage: recbole_run --model=NAME --dataset=NAME [--config_files=a.yaml,b.yaml] "
                "[--key=value ...]\n\n"
                "  --nproc=N        run N local processes (distributed, Gloo on the CPU)\n"
+               "  --nproc=N --world_size=W --offset=K --ip=HOST [--port=P]\n"
+               "                   on each of several machines: ranks K..K+N-1 of W here\n"
                "  --result_file=P  write the result as JSON to P\n\n"
                "models, by task (name, input type, description):\n"
             << recbole::models::models_help_text();
@@ -65,14 +67,15 @@ void forward_signal(int sig) {
   for (int i = 0; i < g_n_ranks; ++i) ::kill(g_ranks[i], sig);
 }
 
-// Starts `nproc` copies of this program as ranks 0..nproc-1 and waits for all of them. When one
+// Starts `nproc` copies of this program as ranks offset..offset+nproc-1 of `world` and waits for
+// all of them. When one
 // fails, the others are asked to stop (SIGTERM), then killed after kStopGrace: a dead rank
 // never leaves its peers hanging, nor a stopped (SIGSTOP) or wedged one the launcher.
-int launch_local_ranks(int nproc, int port, int argc, char** argv) {
+int launch_local_ranks(int nproc, int world, int offset, int port, int argc, char** argv) {
   constexpr auto kStopGrace = std::chrono::seconds(10);
   if (nproc > static_cast<int>(sizeof g_ranks / sizeof g_ranks[0]))
     throw recbole::ConfigError("nproc: at most 1024 local processes, got " + std::to_string(nproc));
-  if (port <= 0) port = free_port();
+  if (port <= 0) port = free_port();  // only when every rank runs here (see nproc_port)
   std::vector<pid_t> pids;
   struct sigaction sa {};
   sa.sa_handler = forward_signal;
@@ -82,16 +85,17 @@ int launch_local_ranks(int nproc, int port, int argc, char** argv) {
   for (int rank = 0; rank < nproc; ++rank) {
     std::vector<std::string> env_strings;
     for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
-    env_strings.push_back("RECBOLE_RANK=" + std::to_string(rank));
+    env_strings.push_back("RECBOLE_RANK=" + std::to_string(offset + rank));
     env_strings.push_back("RECBOLE_LOCAL_RANK=" + std::to_string(rank));
-    env_strings.push_back("RECBOLE_WORLD_SIZE=" + std::to_string(nproc));
+    env_strings.push_back("RECBOLE_WORLD_SIZE=" + std::to_string(world));
+    env_strings.push_back("RECBOLE_LOCAL_WORLD_SIZE=" + std::to_string(nproc));
     if (port > 0) env_strings.push_back("RECBOLE_MASTER_PORT=" + std::to_string(port));
     std::vector<char*> envp;
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
     pid_t pid;
     if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, envp.data()) != 0) {
-      std::cerr << "recbole_run: cannot start rank " << rank << ": " << std::strerror(errno) << "\n";
+      std::cerr << "recbole_run: cannot start rank " << offset + rank << ": " << std::strerror(errno) << "\n";
       for (pid_t p : pids) ::kill(p, SIGTERM);
       return 1;
     }
@@ -121,7 +125,7 @@ int launch_local_ranks(int nproc, int port, int argc, char** argv) {
       if (pids[r] == done) rank = static_cast<int>(r), running[r] = false;
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (!ok && failures++ == 0) {
-      std::cerr << "recbole_run: rank " << rank << " failed ("
+      std::cerr << "recbole_run: rank " << offset + rank << " failed ("
                 << (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
                                       : "signal " + std::to_string(WTERMSIG(status)))
                 << "); stopping the other ranks\n";
@@ -133,22 +137,38 @@ int launch_local_ranks(int nproc, int port, int argc, char** argv) {
   return failures ? 1 : 0;
 }
 
-// --nproc starts every rank on this machine; the keys of a multi-node launch would be ignored.
-int nproc_port(const recbole::config::Config& config, int64_t nproc) {
+// --nproc=N alone starts all the ranks here; with world_size W > N and offset K (RecBole's
+// multi-node form, the same command on every machine) it starts ranks K..K+N-1 of W.
+struct LocalLaunch {
+  int world = 0;
+  int offset = 0;
+  int port = 0;  // 0: a free local port (all ranks on this machine)
+};
+
+LocalLaunch nproc_launch(const recbole::config::Config& config, int64_t nproc) {
+  LocalLaunch l;
   const int64_t world = config.get_int("world_size");
-  if (world > 0 && world != nproc)
+  const int64_t offset = config.get_int("offset");
+  l.world = static_cast<int>(world > 0 ? world : nproc);
+  l.offset = static_cast<int>(offset);
+  if (l.world < nproc)
     throw recbole::ConfigError(
         config.source("world_size") + ": world_size " + std::to_string(world) + " with nproc " +
-        std::to_string(nproc) +
-        ": --nproc starts all the ranks on this machine, so world_size must be nproc (or -1); "
-        "for several machines start each rank with torchrun, srun or mpirun, or with "
-        "world_size, offset and local_rank set per process");
-  if (config.get_int("offset") != 0)
-    throw recbole::ConfigError(config.source("offset") +
-                               ": offset must be 0 with --nproc (all ranks on this machine)");
-  // The port: the one given, else a free one (the default 5678 may be taken by another run).
+        std::to_string(nproc) + ": expected world_size >= nproc (world_size counts the ranks of "
+        "every machine, nproc those of this one), or -1 for nproc");
+  if (offset + nproc > l.world)
+    throw recbole::ConfigError(
+        config.source("offset") + ": offset " + std::to_string(offset) + " with nproc " +
+        std::to_string(nproc) + " and world_size " + std::to_string(l.world) +
+        ": this machine's ranks " + std::to_string(offset) + ".." +
+        std::to_string(offset + nproc - 1) + " must lie below world_size; expected offset <= " +
+        std::to_string(l.world - nproc) + " (offset = the global rank of this machine's first "
+        "process)");
+  // The port: the one given, else a free one when every rank runs here (the default 5678 may
+  // be taken by another run); across machines every host must name the same port.
   const bool given = config.source("port").rfind("configs/", 0) != 0;
-  return given ? static_cast<int>(config.get_int("port")) : 0;
+  l.port = given || l.world != nproc ? static_cast<int>(config.get_int("port")) : 0;
+  return l;
 }
 
 }  // namespace
@@ -166,8 +186,11 @@ int main(int argc, char** argv) {
     recbole::config::Config config = recbole::config::Config::build(sources);
     const int64_t nproc = config.get_int("nproc");
     if (nproc > 1 && !std::getenv("RECBOLE_RANK"))
+    {
+      const LocalLaunch l = nproc_launch(config, nproc);
       recbole::exit_process(
-          launch_local_ranks(static_cast<int>(nproc), nproc_port(config, nproc), argc, argv));
+          launch_local_ranks(static_cast<int>(nproc), l.world, l.offset, l.port, argc, argv));
+    }
     recbole::run(config);
     recbole::exit_process(0);
   } catch (const recbole::Error& e) {

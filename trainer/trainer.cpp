@@ -21,6 +21,7 @@
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/text.h"
+#include "trainer/gradient_exchange.h"
 
 namespace recbole::trainer {
 namespace {
@@ -134,25 +135,8 @@ class Trainer::Step : public models::TrainStep {
   }
 
  private:
-  void average_gradients() {
-    if (!dist_.active()) return;
-    // One flat bucket: a single all-reduce per step instead of one per parameter.
-    std::vector<torch::Tensor> grads;
-    for (auto& p : model_.parameters())
-      if (p.requires_grad())
-        grads.push_back(p.grad().defined() ? p.grad().reshape({-1}) : torch::zeros({p.numel()}, p.options()));
-    torch::Tensor flat = torch::cat(grads);
-    dist_.all_reduce_sum(flat);
-    flat.div_(dist_.world_size());
-    int64_t offset = 0;
-    for (auto& p : model_.parameters()) {
-      if (!p.requires_grad()) continue;
-      torch::Tensor g = flat.narrow(0, offset, p.numel()).view(p.sizes());
-      if (p.grad().defined()) p.mutable_grad().copy_(g);
-      else p.mutable_grad() = g.clone();
-      offset += p.numel();
-    }
-  }
+  // The mean over ranks (trainer/gradient_exchange.h: dense, or only the rows a batch used).
+  void average_gradients() { trainer::average_gradients(model_.parameters(), dist_); }
 
   models::Model& model_;
   Dist& dist_;

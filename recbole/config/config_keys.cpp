@@ -295,6 +295,14 @@ std::vector<KeyDecl> make_declarations() {
           .above(0)
           .max(604800)  // a week; finite, since c10d and Gloo take integer milliseconds
           .help("Seconds a rendezvous or collective may wait before failing"),
+      Key("socket_ifname", kStr, X)
+          .null()
+          .help("Network interface for Gloo (as GLOO_SOCKET_IFNAME); ~ = the route to ip"),
+      Key("gradient_exchange", kStr, X)
+          .choices({"auto", "dense", "sparse"})
+          .help("Gradient averaging: dense all-reduce, sparse = only non-zero embedding rows, "
+                "auto = sparse when it sends under half the bytes"),
+
   };
 }
 
