@@ -2,10 +2,10 @@
 // The model interface, model descriptors and the model registry.
 //
 // Every model registers a descriptor {name, task, input type, description, its config keys,
-// factory} from its own file (RECBOLE_REGISTER_MODEL; the build lists those files, see cmake/model_list.cmake). The
-// task says which pipeline prepares its data; the input type says which training source feeds
-// it (RecBole's ModelType and InputType). A model creates every parameter and every output on
-// the device manager's device.
+// factory} from its own file (RECBOLE_REGISTER_MODEL; the build lists those files, see
+// cmake/model_list.cmake). The task says which pipeline prepares its data; the input type says
+// which training source feeds it (RecBole's ModelType and InputType). A model creates every
+// parameter and every output on the device manager's device.
 //
 // Training: the trainer calls train_step() once per batch of the training source, and the
 // hooks around epochs and evaluations. The default train_step is zero-grad / calculate_loss /

@@ -104,14 +104,16 @@ void check_output_paths(const config::Config& config) {
     }
     if (parent == parent.parent_path()) break;
   }
-  require_writable_dir(config, "result_file", p.has_parent_path() ? p.parent_path() : fs::path("."));
+  require_writable_dir(config, "result_file",
+                       p.has_parent_path() ? p.parent_path() : fs::path("."));
 }
 
 // Makes sure the dataset's files exist: the local main rank downloads when they are missing,
 // then every rank meets at a barrier (a no-op in a single process) before anyone reads them.
 void prepare_dataset_files(const config::Config& config, Dist& dist) {
   if (config.is_null("benchmark_filename") && dist.is_local_main()) {
-    const std::string folder = (std::filesystem::path(config.get_string("data_path")) / config.dataset()).string();
+    const std::string folder =
+        (std::filesystem::path(config.get_string("data_path")) / config.dataset()).string();
     const std::string inter = folder + "/" + config.dataset() + ".inter";
     if (!std::filesystem::exists(inter)) {
       data::DownloadOptions opts;
@@ -180,7 +182,8 @@ RunResult run(const config::Config& config) {
   check_output_paths(config);
   Dist dist(detect_dist_settings(config), /*cuda=*/false);
   // Ranks other than 0 log errors only; rank 0 logs at the configured level, also to a file.
-  log::set_level(dist.is_main() ? log::parse_level(config.get_string("state")) : log::Level::kError);
+  log::set_level(dist.is_main() ? log::parse_level(config.get_string("state"))
+                                : log::Level::kError);
   if (dist.is_main()) {
     const std::string log_path = log_file_path(config);
     log::set_file(log_path);
@@ -189,13 +192,15 @@ RunResult run(const config::Config& config) {
   DeviceManager device =
       DeviceManager::from_config(config, dist.local_rank(), dist.local_world_size());
   if (dist.active() && device.is_cuda())
-    throw DistError("several processes on CUDA need the NCCL backend, which this build of "
-                    "recbole-cpp does not provide yet; run them with device: cpu (Gloo), or use "
-                    "one process per GPU machine");
+    throw DistError(
+        "several processes on CUDA need the NCCL backend, which this build of "
+        "recbole-cpp does not provide yet; run them with device: cpu (Gloo), or use "
+        "one process per GPU machine");
   log::info(config.dump());
-  log::info("device: " + device.name() + (dist.active() ? ", rank " + std::to_string(dist.rank()) +
-                                                              " of " + std::to_string(dist.world_size())
-                                                        : std::string()));
+  log::info("device: " + device.name() +
+            (dist.active() ? ", rank " + std::to_string(dist.rank()) + " of " +
+                                 std::to_string(dist.world_size())
+                           : std::string()));
 
   // An unknown model name fails before any data is read or downloaded.
   const models::ModelDescriptor& descriptor = models::find_model(config.model());
@@ -216,7 +221,8 @@ RunResult run(const config::Config& config) {
                     std::to_string(split.valid.size()) + ", test " +
                     std::to_string(split.test.size()) +
                     " interactions): expected eval_args.split to give the train set a share "
-                    "(eval_args is set by " + config.source("eval_args") + ")");
+                    "(eval_args is set by " +
+                    config.source("eval_args") + ")");
   // Metrics over no users would be 0/0: say so before any training instead of printing NaN.
   if (split.test.size() == 0)
     throw DataError("the test split is empty (train " + std::to_string(split.train.size()) +
@@ -225,8 +231,9 @@ RunResult run(const config::Config& config) {
                     "share and the users enough interactions to fill it (eval_args is set by " +
                     config.source("eval_args") + ")");
   if (split.valid.size() == 0)
-    log::warning("the valid split is empty: no validation or early stopping; the model after "
-                 "the last epoch is tested");
+    log::warning(
+        "the valid split is empty: no validation or early stopping; the model after "
+        "the last epoch is tested");
 
   check_ranks_agree(config, split, dataset.n_users(), dataset.n_items(), dist);
   // The task pipeline turns the split into the parts of the run: what the model is built from,

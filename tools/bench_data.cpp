@@ -16,8 +16,8 @@
 #include "recbole/data/dataset_options.h"
 #include "recbole/data/split.h"
 #include "recbole/utils/logging.h"
-#include "recbole/utils/thread_pool.h"
 #include "recbole/utils/memory.h"
+#include "recbole/utils/thread_pool.h"
 
 namespace {
 

@@ -57,9 +57,9 @@ int main(int argc, char** argv) {
     sources.default_dataset = "ml-100k";
     const std::string epochs = tool.count("epochs") ? tool["epochs"] : "1";
     for (auto [k, v] : std::map<std::string, std::string>{{"epochs", epochs},
-                                                           {"eval_step", "1"},
-                                                           {"show_progress", "false"},
-                                                           {"state", "WARNING"}})
+                                                          {"eval_step", "1"},
+                                                          {"show_progress", "false"},
+                                                          {"state", "WARNING"}})
       sources.command_line.emplace_back(k, v);
     const recbole::config::Config config = recbole::config::Config::build(sources);
     const recbole::RunResult r = recbole::run(config);

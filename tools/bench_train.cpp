@@ -3,10 +3,10 @@
 // time, training seconds per epoch, seconds per full evaluation, total time and peak RSS.
 //   bench_train --repeat=3 --model=BPR --dataset=ml-100k --data_path=../shared/datasets
 #include <algorithm>
-#include <map>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 

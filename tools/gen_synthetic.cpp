@@ -89,10 +89,9 @@ Args parse(int argc, char** argv) {
                              " (32-bit ids)");
   if (a.alpha < 0) throw std::runtime_error("--alpha must be >= 0");
   // A plain name: it becomes a folder and a file name under --out.
-  if (a.name.empty() || a.name == "." || a.name == ".." ||
-      a.name.find('/') != std::string::npos)
-    throw std::runtime_error("--name: expected a plain name (no '/', not empty, not . or ..), got \"" +
-                             a.name + "\"");
+  if (a.name.empty() || a.name == "." || a.name == ".." || a.name.find('/') != std::string::npos)
+    throw std::runtime_error(
+        "--name: expected a plain name (no '/', not empty, not . or ..), got \"" + a.name + "\"");
   return a;
 }
 

@@ -11,6 +11,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libbenchmark-dev
   libopenblas-dev libopenblas0-pthread
   python3 zip
+  clang-format clang-tidy
   iproute2  # the multi-host tests (tests/distributed/test_multihost.cpp) make network namespaces
 )
 

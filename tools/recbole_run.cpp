@@ -95,7 +95,8 @@ int launch_local_ranks(int nproc, int world, int offset, int port, int argc, cha
     envp.push_back(nullptr);
     pid_t pid;
     if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, envp.data()) != 0) {
-      std::cerr << "recbole_run: cannot start rank " << offset + rank << ": " << std::strerror(errno) << "\n";
+      std::cerr << "recbole_run: cannot start rank " << offset + rank << ": "
+                << std::strerror(errno) << "\n";
       for (pid_t p : pids) ::kill(p, SIGTERM);
       return 1;
     }
@@ -152,17 +153,18 @@ LocalLaunch nproc_launch(const recbole::config::Config& config, int64_t nproc) {
   l.world = static_cast<int>(world > 0 ? world : nproc);
   l.offset = static_cast<int>(offset);
   if (l.world < nproc)
-    throw recbole::ConfigError(
-        config.source("world_size") + ": world_size " + std::to_string(world) + " with nproc " +
-        std::to_string(nproc) + ": expected world_size >= nproc (world_size counts the ranks of "
-        "every machine, nproc those of this one), or -1 for nproc");
+    throw recbole::ConfigError(config.source("world_size") + ": world_size " +
+                               std::to_string(world) + " with nproc " + std::to_string(nproc) +
+                               ": expected world_size >= nproc (world_size counts the ranks of "
+                               "every machine, nproc those of this one), or -1 for nproc");
   if (offset + nproc > l.world)
     throw recbole::ConfigError(
         config.source("offset") + ": offset " + std::to_string(offset) + " with nproc " +
         std::to_string(nproc) + " and world_size " + std::to_string(l.world) +
         ": this machine's ranks " + std::to_string(offset) + ".." +
-        std::to_string(offset + nproc - 1) + " must lie below world_size; expected offset <= " +
-        std::to_string(l.world - nproc) + " (offset = the global rank of this machine's first "
+        std::to_string(offset + nproc - 1) +
+        " must lie below world_size; expected offset <= " + std::to_string(l.world - nproc) +
+        " (offset = the global rank of this machine's first "
         "process)");
   // The port: the one given, else a free one when every rank runs here (the default 5678 may
   // be taken by another run); across machines every host must name the same port.
@@ -185,8 +187,7 @@ int main(int argc, char** argv) {
     sources.default_dataset = "ml-100k";
     recbole::config::Config config = recbole::config::Config::build(sources);
     const int64_t nproc = config.get_int("nproc");
-    if (nproc > 1 && !std::getenv("RECBOLE_RANK"))
-    {
+    if (nproc > 1 && !std::getenv("RECBOLE_RANK")) {
       const LocalLaunch l = nproc_launch(config, nproc);
       recbole::exit_process(
           launch_local_ranks(static_cast<int>(nproc), l.world, l.offset, l.port, argc, argv));

@@ -26,16 +26,20 @@ torch::Tensor grad_or_zeros(const torch::Tensor& p) {
 
 void set_grad(const torch::Tensor& p, const torch::Tensor& g) {
   torch::Tensor param = p;  // shares the TensorImpl: the parameter's gradient is set
-  if (param.grad().defined()) param.mutable_grad().copy_(g);
-  else param.mutable_grad() = g.clone();
+  if (param.grad().defined())
+    param.mutable_grad().copy_(g);
+  else
+    param.mutable_grad() = g.clone();
 }
 
 // The parameter's gradient as a contiguous float tensor that is the gradient itself (created as
 // zeros when undefined, made contiguous in place when not).
 torch::Tensor contiguous_grad(const torch::Tensor& p) {
   torch::Tensor param = p;
-  if (!param.grad().defined()) param.mutable_grad() = torch::zeros_like(p);
-  else if (!param.grad().is_contiguous()) param.mutable_grad() = param.grad().contiguous();
+  if (!param.grad().defined())
+    param.mutable_grad() = torch::zeros_like(p);
+  else if (!param.grad().is_contiguous())
+    param.mutable_grad() = param.grad().contiguous();
   return param.grad();
 }
 
@@ -55,9 +59,9 @@ std::vector<int32_t> nonzero_rows(const torch::Tensor& g) {
 
 // The dense exchange of `params`: one flat all-reduce. `counts` (may be empty) rides along:
 // each rank writes its own slot, so after the sum every rank holds every rank's counts.
-std::vector<int64_t> dense(const std::vector<torch::Tensor>& params, const std::vector<int64_t>& counts,
-                           Dist& dist) {
-  const int64_t W = dist.world_size(), n_counts = static_cast<int64_t>(counts.size());
+std::vector<int64_t> dense(const std::vector<torch::Tensor>& params,
+                           const std::vector<int64_t>& counts, Dist& dist) {
+  const int64_t world = dist.world_size(), n_counts = static_cast<int64_t>(counts.size());
   std::vector<torch::Tensor> parts;
   int64_t n = 0;
   for (const auto& p : params) {
@@ -66,7 +70,7 @@ std::vector<int64_t> dense(const std::vector<torch::Tensor>& params, const std::
   }
   if (n_counts > 0) {
     // Floats hold the counts exactly: a table of more than 2^24 rows is sent dense (below).
-    torch::Tensor c = torch::zeros({W * n_counts});
+    torch::Tensor c = torch::zeros({world * n_counts});
     for (int64_t k = 0; k < n_counts; ++k)
       c.data_ptr<float>()[dist.rank() * n_counts + k] = static_cast<float>(counts[k]);
     parts.push_back(c);
@@ -74,14 +78,14 @@ std::vector<int64_t> dense(const std::vector<torch::Tensor>& params, const std::
   if (parts.empty()) return {};
   torch::Tensor flat = torch::cat(parts);
   dist.all_reduce_sum(flat);
-  flat.narrow(0, 0, n).div_(W);
+  flat.narrow(0, 0, n).div_(world);
   int64_t offset = 0;
   for (const auto& p : params) {
     set_grad(p, flat.narrow(0, offset, p.numel()).view(p.sizes()));
     offset += p.numel();
   }
-  std::vector<int64_t> all(W * n_counts);
-  for (int64_t i = 0; i < W * n_counts; ++i)
+  std::vector<int64_t> all(world * n_counts);
+  for (int64_t i = 0; i < world * n_counts; ++i)
     all[i] = static_cast<int64_t>(flat.data_ptr<float>()[n + i]);
   return all;
 }
@@ -92,14 +96,14 @@ std::vector<int64_t> dense(const std::vector<torch::Tensor>& params, const std::
 // about twice the table per rank. The second round trip (the counts) is not worth a smaller
 // saving on a fast link (docs/benchmarks.md).
 bool sparse_pays(const std::vector<torch::Tensor>& tables, const std::vector<int64_t>& all_counts,
-                 int64_t W) {
-  const int64_t T = static_cast<int64_t>(tables.size());
-  if (static_cast<int64_t>(all_counts.size()) != W * T) return false;
+                 int64_t world) {
+  const int64_t n_tables = static_cast<int64_t>(tables.size());
+  if (static_cast<int64_t>(all_counts.size()) != world * n_tables) return false;
   int64_t sparse_words = 0, dense_words = 0;
-  for (int64_t k = 0; k < T; ++k) {
+  for (int64_t k = 0; k < n_tables; ++k) {
     int64_t most = 0;
-    for (int64_t r = 0; r < W; ++r) most = std::max(most, all_counts[r * T + k]);
-    sparse_words += most * (tables[k].size(1) + 1) * W;
+    for (int64_t r = 0; r < world; ++r) most = std::max(most, all_counts[r * n_tables + k]);
+    sparse_words += most * (tables[k].size(1) + 1) * world;
     dense_words += 2 * tables[k].numel();
   }
   return 2 * sparse_words < dense_words;
@@ -110,18 +114,18 @@ bool sparse_pays(const std::vector<torch::Tensor>& tables, const std::vector<int
 void sparse_exchange(const std::vector<torch::Tensor>& grads,
                      const std::vector<std::vector<int32_t>>& rows,
                      const std::vector<int64_t>& all_counts, Dist& dist) {
-  const int64_t W = dist.world_size(), T = static_cast<int64_t>(grads.size());
-  std::vector<int64_t> most(T, 0), slot(T);
+  const int64_t world = dist.world_size(), n_tables = static_cast<int64_t>(grads.size());
+  std::vector<int64_t> most(n_tables, 0), slot(n_tables);
   int64_t words = 0;
-  for (int64_t k = 0; k < T; ++k) {
-    for (int64_t r = 0; r < W; ++r) most[k] = std::max(most[k], all_counts[r * T + k]);
+  for (int64_t k = 0; k < n_tables; ++k) {
+    for (int64_t r = 0; r < world; ++r) most[k] = std::max(most[k], all_counts[r * n_tables + k]);
     slot[k] = grads[k].size(1) + 1;
     words += most[k] * slot[k];
   }
   // One int32 buffer per rank: per table, `most` slots of [row, the row's floats as bits].
   torch::Tensor send = torch::full({std::max<int64_t>(words, 1)}, -1, torch::kInt32);
   int32_t* out = send.data_ptr<int32_t>();
-  for (int64_t k = 0; k < T; ++k) {
+  for (int64_t k = 0; k < n_tables; ++k) {
     const int64_t d = grads[k].size(1);
     const float* g = grads[k].data_ptr<float>();
     for (size_t s = 0; s < rows[k].size(); ++s) {
@@ -132,17 +136,18 @@ void sparse_exchange(const std::vector<torch::Tensor>& grads,
   }
   const std::vector<torch::Tensor> got = dist.all_gather(send);
   int64_t off = 0;
-  for (int64_t k = 0; k < T; ++k) {
+  for (int64_t k = 0; k < n_tables; ++k) {
     const int64_t d = grads[k].size(1);
     float* g = grads[k].data_ptr<float>();
     // This rank's rows start from zero (all others are zero already); then every rank's rows
     // are added in rank order, so every rank computes the same sum.
-    for (int32_t row : rows[k]) std::memset(g + static_cast<int64_t>(row) * d, 0, d * sizeof(float));
+    for (int32_t row : rows[k])
+      std::memset(g + static_cast<int64_t>(row) * d, 0, d * sizeof(float));
     std::vector<uint8_t> seen(grads[k].size(0), 0);
     std::vector<int64_t> union_rows;
-    for (int64_t r = 0; r < W; ++r) {
+    for (int64_t r = 0; r < world; ++r) {
       const int32_t* in = got[r].data_ptr<int32_t>() + off;
-      for (int64_t s = 0; s < all_counts[r * T + k]; ++s) {
+      for (int64_t s = 0; s < all_counts[r * n_tables + k]; ++s) {
         const int32_t row = in[s * slot[k]];
         float* dst = g + static_cast<int64_t>(row) * d;
         const auto* src = reinterpret_cast<const float*>(in + s * slot[k] + 1);
@@ -152,9 +157,9 @@ void sparse_exchange(const std::vector<torch::Tensor>& grads,
     }
     // The mean with the dense path's own division (rows no rank touched stay zero).
     if (!union_rows.empty()) {
-      torch::Tensor idx = torch::from_blob(union_rows.data(),
-                                           {static_cast<int64_t>(union_rows.size())}, torch::kInt64);
-      grads[k].index_copy_(0, idx, grads[k].index_select(0, idx).div_(W));
+      torch::Tensor idx = torch::from_blob(
+          union_rows.data(), {static_cast<int64_t>(union_rows.size())}, torch::kInt64);
+      grads[k].index_copy_(0, idx, grads[k].index_select(0, idx).div_(world));
     }
     off += most[k] * slot[k];
   }
@@ -177,13 +182,15 @@ void average_gradients(const std::vector<torch::Tensor>& all_params, Dist& dist,
     if (!p.requires_grad()) continue;
     (p.dim() == 2 && p.scalar_type() == torch::kFloat32 && p.size(0) <= (int64_t{1} << 24) &&
              mode != GradientExchange::kDense
-         ? tables : others).push_back(p);
+         ? tables
+         : others)
+        .push_back(p);
   }
-  const int64_t T = static_cast<int64_t>(tables.size());
+  const int64_t n_tables = static_cast<int64_t>(tables.size());
   std::vector<torch::Tensor> grads;
-  std::vector<std::vector<int32_t>> rows(T);
-  std::vector<int64_t> counts(T);
-  for (int64_t k = 0; k < T; ++k) {
+  std::vector<std::vector<int32_t>> rows(n_tables);
+  std::vector<int64_t> counts(n_tables);
+  for (int64_t k = 0; k < n_tables; ++k) {
     grads.push_back(contiguous_grad(tables[k]));
     rows[k] = nonzero_rows(grads[k]);
     counts[k] = static_cast<int64_t>(rows[k].size());
@@ -193,19 +200,21 @@ void average_gradients(const std::vector<torch::Tensor>& all_params, Dist& dist,
   // the counts inside their all-reduce, so staying dense costs no extra round trip.
   std::vector<int64_t>& last_counts = dist.exchange_state();
   bool sparse = false;
-  if (T > 0 && (mode == GradientExchange::kSparse || sparse_pays(tables, last_counts, dist.world_size()))) {
-    torch::Tensor mine = torch::from_blob(counts.data(), {T}, torch::kInt64);
+  if (n_tables > 0 &&
+      (mode == GradientExchange::kSparse || sparse_pays(tables, last_counts, dist.world_size()))) {
+    torch::Tensor mine = torch::from_blob(counts.data(), {n_tables}, torch::kInt64);
     const std::vector<torch::Tensor> gathered = dist.all_gather(mine);
     std::vector<int64_t> all_counts;
     for (const auto& g : gathered)
-      all_counts.insert(all_counts.end(), g.data_ptr<int64_t>(), g.data_ptr<int64_t>() + T);
+      all_counts.insert(all_counts.end(), g.data_ptr<int64_t>(), g.data_ptr<int64_t>() + n_tables);
     last_counts = all_counts;
-    sparse = mode == GradientExchange::kSparse || sparse_pays(tables, all_counts, dist.world_size());
+    sparse =
+        mode == GradientExchange::kSparse || sparse_pays(tables, all_counts, dist.world_size());
     if (sparse) sparse_exchange(grads, rows, all_counts, dist);
   }
   if (sparse) {
     dense(others, {}, dist);
-  } else if (T > 0) {
+  } else if (n_tables > 0) {
     others.insert(others.end(), tables.begin(), tables.end());
     last_counts = dense(others, counts, dist);
   } else {

@@ -35,8 +35,8 @@ void average_gradients(const std::vector<torch::Tensor>& params, Dist& dist,
 struct GradientExchangeStats {
   int64_t steps = 0;
   int64_t sparse_steps = 0;
-  int64_t bytes = 0;     // bytes this rank handed to collectives for gradients
-  double seconds = 0;    // wall time in average_gradients (packing, collectives, summing)
+  int64_t bytes = 0;              // bytes this rank handed to collectives for gradients
+  double seconds = 0;             // wall time in average_gradients (packing, collectives, summing)
   double collective_seconds = 0;  // of which waiting for collectives
 };
 GradientExchangeStats gradient_exchange_stats();

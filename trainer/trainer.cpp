@@ -45,15 +45,20 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const config::Config& co
   // The config accepts only the names of learner_names().
   switch (*config::parse_learner(config.get_string("learner"))) {
     case config::Learner::kAdam:
-      return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(lr).weight_decay(wd));
+      return std::make_unique<torch::optim::Adam>(params,
+                                                  torch::optim::AdamOptions(lr).weight_decay(wd));
     case config::Learner::kAdamW:
-      return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(lr).weight_decay(wd));
+      return std::make_unique<torch::optim::AdamW>(params,
+                                                   torch::optim::AdamWOptions(lr).weight_decay(wd));
     case config::Learner::kSgd:
-      return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(lr).weight_decay(wd));
+      return std::make_unique<torch::optim::SGD>(params,
+                                                 torch::optim::SGDOptions(lr).weight_decay(wd));
     case config::Learner::kAdagrad:
-      return std::make_unique<torch::optim::Adagrad>(params, torch::optim::AdagradOptions(lr).weight_decay(wd));
+      return std::make_unique<torch::optim::Adagrad>(
+          params, torch::optim::AdagradOptions(lr).weight_decay(wd));
     case config::Learner::kRmsprop:
-      return std::make_unique<torch::optim::RMSprop>(params, torch::optim::RMSpropOptions(lr).weight_decay(wd));
+      return std::make_unique<torch::optim::RMSprop>(
+          params, torch::optim::RMSpropOptions(lr).weight_decay(wd));
     case config::Learner::kSparseAdam:
       // libtorch's C++ API has no SparseAdam and our embeddings take dense gradients (as
       // RecBole's do, where sparse_adam then fails); Adam without weight decay is the closest
@@ -68,8 +73,8 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const config::Config& co
 // Rank 0's start time and pid name the checkpoint; other ranks receive them so that every rank
 // agrees on the path.
 std::string checkpoint_name(const config::Config& config, Dist& dist) {
-  torch::Tensor stamp = torch::tensor({static_cast<int64_t>(std::time(nullptr)),
-                                       static_cast<int64_t>(::getpid())}, torch::kInt64);
+  torch::Tensor stamp = torch::tensor(
+      {static_cast<int64_t>(std::time(nullptr)), static_cast<int64_t>(::getpid())}, torch::kInt64);
   dist.broadcast(stamp, 0);
   std::time_t now = static_cast<std::time_t>(stamp[0].item<int64_t>());
   const int64_t pid = stamp[1].item<int64_t>();
@@ -115,8 +120,10 @@ Error nan_loss_error(const std::string& model, int64_t epoch) {
 // gradient averaging over ranks and clipping.
 class Trainer::Step : public models::TrainStep {
  public:
-  Step(const config::Config& config, models::Model& model, Dist& dist) : model_(model), dist_(dist) {
-    for (auto& group : model.optimizer_groups()) optimizers_.push_back(make_optimizer(config, group));
+  Step(const config::Config& config, models::Model& model, Dist& dist)
+      : model_(model), dist_(dist) {
+    for (auto& group : model.optimizer_groups())
+      optimizers_.push_back(make_optimizer(config, group));
     if (!config.is_null("clip_grad_norm")) {
       YAML::Node c = config.node("clip_grad_norm");
       max_norm_ = c["max_norm"].as<double>();
@@ -125,8 +132,9 @@ class Trainer::Step : public models::TrainStep {
   }
   torch::optim::Optimizer& optimizer(size_t k) override {
     if (k >= optimizers_.size())
-      throw Error(model_.name() + ": optimizer " + std::to_string(k) + " asked for, but the model has " +
-                  std::to_string(optimizers_.size()) + " parameter group(s)");
+      throw Error(model_.name() + ": optimizer " + std::to_string(k) +
+                  " asked for, but the model has " + std::to_string(optimizers_.size()) +
+                  " parameter group(s)");
     return *optimizers_[k];
   }
   void finish_gradients() override {
@@ -146,8 +154,8 @@ class Trainer::Step : public models::TrainStep {
 };
 
 Trainer::Trainer(const config::Config& config, models::Model& model, const DeviceManager& device,
-                 Dist& dist, pipeline::TrainingSource* source, const evaluator::Evaluator& evaluator,
-                 EvaluationSplits splits)
+                 Dist& dist, pipeline::TrainingSource* source,
+                 const evaluator::Evaluator& evaluator, EvaluationSplits splits)
     : config_(config),
       model_(model),
       device_(device),
@@ -272,8 +280,7 @@ void Trainer::write_best() {
 }
 
 void Trainer::load_checkpoint(const std::string& path) {
-  if (!std::filesystem::exists(path))
-    throw Error("checkpoint " + path + " does not exist");
+  if (!std::filesystem::exists(path)) throw Error("checkpoint " + path + " does not exist");
   torch::serialize::InputArchive archive;
   archive.load_from(path, device_.device());
   model_.load(archive);
@@ -305,7 +312,8 @@ FitResult Trainer::fit() {
     auto t0 = Clock::now();
     model_.fit();
     result.train_seconds.push_back(seconds_since(t0));
-    log::info("fitted " + model_.name() + " [time: " + fixed(result.train_seconds.back(), 2) + "s]");
+    log::info("fitted " + model_.name() + " [time: " + fixed(result.train_seconds.back(), 2) +
+              "s]");
     result.epochs_run = 1;
     if (has_valid) {
       t0 = Clock::now();
@@ -314,8 +322,9 @@ FitResult Trainer::fit() {
       result.best_valid_score = pick(result.best_valid_result);
       log::info("evaluating [time: " + fixed(result.eval_seconds.back(), 2) +
                 "s, valid_score: " + fixed(*result.best_valid_score, 6) + "]");
-      log::info("valid result: \n" +
-                evaluator::format_metrics(result.best_valid_result, static_cast<int>(config_.get_int("metric_decimal_place"))));
+      log::info("valid result: \n" + evaluator::format_metrics(result.best_valid_result,
+                                                               static_cast<int>(config_.get_int(
+                                                                   "metric_decimal_place"))));
     }
     result.best_epoch = 0;
     save_checkpoint(checkpoint_path_);
@@ -327,8 +336,8 @@ FitResult Trainer::fit() {
   if (epochs == 0)
     log::warning("epochs is 0: the model is evaluated as initialised, without training");
   sync_initial_parameters();
-  double best = bigger ? -std::numeric_limits<double>::infinity()
-                       : std::numeric_limits<double>::infinity();
+  double best =
+      bigger ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
   int64_t cur_step = 0;
   try {
     for (int64_t epoch = 0; epoch < epochs; ++epoch) {
@@ -336,8 +345,9 @@ FitResult Trainer::fit() {
       const double loss = train_epoch(epoch);
       result.train_seconds.push_back(seconds_since(t0));
       result.epochs_run = epoch + 1;
-      log::info("epoch " + std::to_string(epoch) + " training [time: " +
-                fixed(result.train_seconds.back(), 2) + "s, train loss: " + fixed(loss, loss_places) + "]");
+      log::info("epoch " + std::to_string(epoch) +
+                " training [time: " + fixed(result.train_seconds.back(), 2) +
+                "s, train loss: " + fixed(loss, loss_places) + "]");
       if (eval_step <= 0 || !has_valid) {
         keep_best();
         result.checkpoint_path = checkpoint_path_;
@@ -358,7 +368,9 @@ FitResult Trainer::fit() {
       }
       log::info("epoch " + std::to_string(epoch) + " evaluating [time: " +
                 fixed(result.eval_seconds.back(), 2) + "s, valid_score: " + fixed(score, 6) + "]");
-      log::info("valid result: \n" + evaluator::format_metrics(valid, static_cast<int>(config_.get_int("metric_decimal_place"))));
+      log::info("valid result: \n" +
+                evaluator::format_metrics(
+                    valid, static_cast<int>(config_.get_int("metric_decimal_place"))));
       if (improved) {
         keep_best();
         result.checkpoint_path = checkpoint_path_;

@@ -82,8 +82,8 @@ class Trainer {
   pipeline::TrainingSource* source_;
   const evaluator::Evaluator& evaluator_;
   EvaluationSplits splits_;
-  std::unique_ptr<Step> step_;                 // the batch loop's optimizers
-  std::unique_ptr<models::FastEpoch> fast_;    // set when the model's fast epoch applies
+  std::unique_ptr<Step> step_;               // the batch loop's optimizers
+  std::unique_ptr<models::FastEpoch> fast_;  // set when the model's fast epoch applies
   std::string checkpoint_path_;
   std::vector<torch::Tensor> best_state_;  // see keep_best()
   bool best_unwritten_ = false;

@@ -5,10 +5,10 @@
 #include <type_traits>
 
 #include "models/general/fitted_support.h"
-#include "recbole/utils/thread_pool.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/simd.h"
+#include "recbole/utils/thread_pool.h"
 
 namespace recbole::models {
 
@@ -20,8 +20,10 @@ ADMMSLIM::ADMMSLIM(const ModelContext& ctx) : Model("ADMMSLIM", ctx) {
   iterations_ = ctx.config.get_int("k");
   positive_only_ = ctx.config.get_bool("positive_only");
   center_columns_ = ctx.config.get_bool("center_columns");
-  c_ = register_buffer("item_similarity", torch::zeros({0, ctx.n_items}, ctx.device.float_options()));
-  item_means_ = register_buffer("item_means", torch::zeros({ctx.n_items}, ctx.device.float_options()));
+  c_ = register_buffer("item_similarity",
+                       torch::zeros({0, ctx.n_items}, ctx.device.float_options()));
+  item_means_ =
+      register_buffer("item_means", torch::zeros({ctx.n_items}, ctx.device.float_options()));
 }
 
 namespace {
@@ -61,9 +63,8 @@ RECBOLE_INLINE void admm_row_impl(int64_t i, int64_t n, const float* __restrict 
 }
 
 RECBOLE_MULTIVERSION
-void admm_row(bool positive, int64_t i, int64_t n, const float* p, const float* pm,
-              const float* d, const float* gam, float rho, float thr, float* g, float* m,
-              float* c) {
+void admm_row(bool positive, int64_t i, int64_t n, const float* p, const float* pm, const float* d,
+              const float* gam, float rho, float thr, float* g, float* m, float* c) {
   if (positive)
     admm_row_impl<true>(i, n, p, pm, d, gam, rho, thr, g, m, c);
   else
@@ -78,8 +79,10 @@ double ADMMSLIM::fit_bytes(int64_t n_items) {
 
 void ADMMSLIM::fit() {
   const int64_t n = n_items();
-  require_memory("ADMMSLIM", fit_bytes(n),
-                 "5 × n_items² float32 for the ADMM iterates (P, Γ, C, ρC − Γ, P·(ρC − Γ)); n_items = " + std::to_string(n));
+  require_memory(
+      "ADMMSLIM", fit_bytes(n),
+      "5 × n_items² float32 for the ADMM iterates (P, Γ, C, ρC − Γ, P·(ρC − Γ)); n_items = " +
+          std::to_string(n));
   const double rows = static_cast<double>(n_users());
   const std::vector<int64_t> deg = train_.item_degrees();
   torch::Tensor mu64 = torch::tensor(deg, torch::kInt64).to(torch::kFloat64) / rows;
@@ -116,9 +119,7 @@ void ADMMSLIM::fit() {
 
   // B_aux = P·G = P·(G + D) − P·D = I − P·D, so B̃ = B_aux + P·(ρC − Γ) needs no product and
   // no array of its own: element (i, j) of B_aux is δ_ij − P_ij·D_j.
-  auto b_aux = [&](int64_t i, int64_t j) {
-    return (i == j ? 1.0f : 0.0f) - pp[i * n + j] * dp[j];
-  };
+  auto b_aux = [&](int64_t i, int64_t j) { return (i == j ? 1.0f : 0.0f) - pp[i * n + j] * dp[j]; };
   // C is only stored at the last iteration (the others need only ρC − Γ).
   auto element_pass = [&](bool last) {
     parallel_for(n_chunks, [&](int64_t chunk, int) {
@@ -160,15 +161,23 @@ torch::Tensor ADMMSLIM::full_sort_predict(const data::Batch& batch) {
 }
 
 RECBOLE_REGISTER_MODEL(ADMMSLIM) {
-  register_model({"ADMMSLIM", Task::kGeneral, InputType::kFitOnce, "SLIM solved by ADMM (L1 + L2, optional positivity and centring)",
-                  {config::Key("lambda1", config::KeyType::kFloat).min(0).help("L1 regularisation weight"),
-                   config::Key("lambda2", config::KeyType::kFloat).min(0).help("L2 regularisation weight"),
-                   config::Key("alpha", config::KeyType::kFloat).min(0).help("Exponent of item popularity in the L2 weights"),
-                   config::Key("rho", config::KeyType::kFloat).above(0).help("ADMM penalty parameter"),
-                   config::Key("k", config::KeyType::kInt).min(1).help("ADMM iterations"),
-                   config::Key("positive_only", config::KeyType::kBool).help("Clip negative item weights to zero"),
-                   config::Key("center_columns", config::KeyType::kBool).help("Centre the columns of the interaction matrix")},
-                  [](const ModelContext& ctx) { return std::make_shared<ADMMSLIM>(ctx); }});
+  register_model(
+      {"ADMMSLIM",
+       Task::kGeneral,
+       InputType::kFitOnce,
+       "SLIM solved by ADMM (L1 + L2, optional positivity and centring)",
+       {config::Key("lambda1", config::KeyType::kFloat).min(0).help("L1 regularisation weight"),
+        config::Key("lambda2", config::KeyType::kFloat).min(0).help("L2 regularisation weight"),
+        config::Key("alpha", config::KeyType::kFloat)
+            .min(0)
+            .help("Exponent of item popularity in the L2 weights"),
+        config::Key("rho", config::KeyType::kFloat).above(0).help("ADMM penalty parameter"),
+        config::Key("k", config::KeyType::kInt).min(1).help("ADMM iterations"),
+        config::Key("positive_only", config::KeyType::kBool)
+            .help("Clip negative item weights to zero"),
+        config::Key("center_columns", config::KeyType::kBool)
+            .help("Centre the columns of the interaction matrix")},
+       [](const ModelContext& ctx) { return std::make_shared<ADMMSLIM>(ctx); }});
 }
 
 }  // namespace recbole::models

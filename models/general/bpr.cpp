@@ -50,13 +50,15 @@ class FusedEpoch : public FastEpoch {
   std::string describe() const override {
     using Update = FusedBprTrainer::Update;
     const Update u = trainer_.update();
-    const char* step = u == Update::kSgd ? (decay_ ? "SGD with weight decay on every row"
-                                                         : "SGD on the rows each batch uses")
+    const char* step = u == Update::kSgd        ? (decay_ ? "SGD with weight decay on every row"
+                                                          : "SGD on the rows each batch uses")
                        : u == Update::kLazyAdam ? "SparseAdam on the rows each batch uses"
                                                 : "dense Adam";
     return std::string("fused BPR (sampling, gradient and ") + step + " on " +
-           std::to_string(threads_) + " threads; fast_bpr: false selects the generic autograd path)";
+           std::to_string(threads_) +
+           " threads; fast_bpr: false selects the generic autograd path)";
   }
+
  private:
   FusedBprTrainer trainer_;
   data::TrainBatcher& batcher_;
@@ -87,11 +89,14 @@ std::unique_ptr<FastEpoch> BPR::fast_epoch(const TrainingEnv& env) {
 }
 
 RECBOLE_REGISTER_MODEL(BPR) {
-  register_model({"BPR", Task::kGeneral, InputType::kPairwise,
+  register_model({"BPR",
+                  Task::kGeneral,
+                  InputType::kPairwise,
                   "Bayesian personalised ranking over user/item embeddings",
-                  {config::Key("embedding_size", config::KeyType::kInt).min(1).help("Dimension of user and item embeddings")}, [](const ModelContext& ctx) {
-                    return std::make_shared<BPR>(ctx);
-                  }});
+                  {config::Key("embedding_size", config::KeyType::kInt)
+                       .min(1)
+                       .help("Dimension of user and item embeddings")},
+                  [](const ModelContext& ctx) { return std::make_shared<BPR>(ctx); }});
 }
 
 }  // namespace recbole::models

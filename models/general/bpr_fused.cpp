@@ -20,8 +20,8 @@ namespace recbole::models {
 
 bool fused_bpr_applicable(const config::Config& config, const BPR& model,
                           const DeviceManager& device, int world_size) {
-  return config.get_bool("fast_bpr") && model.user_embedding().size(1) <= FusedBprTrainer::kMaxDim &&
-         !device.is_cuda() &&
+  return config.get_bool("fast_bpr") &&
+         model.user_embedding().size(1) <= FusedBprTrainer::kMaxDim && !device.is_cuda() &&
          FusedBprTrainer::update_for(config.get_string("learner")).has_value() &&
          config.is_null("clip_grad_norm") && world_size == 1 && !config.get_bool("enable_amp");
 }
@@ -131,8 +131,8 @@ RECBOLE_INLINE float log_approx(float y) {
 template <bool kStash, typename Dim>
 RECBOLE_INLINE double score_chunk_impl(const float* U, const float* I, const int64_t* users,
                                        const int64_t* pos, const int64_t* neg, int64_t lo,
-                                       int64_t hi, Dim d, float inv_b, float* dx,
-                                       float* user_stash, float* diff_stash) {
+                                       int64_t hi, Dim d, float inv_b, float* dx, float* user_stash,
+                                       float* diff_stash) {
   // Two passes: the dot products over the gathered rows, then the loss and its derivative over
   // the chunk as one vectorisable loop.
   constexpr int64_t kAhead = 8;
@@ -191,8 +191,8 @@ double score_chunk(const float* U, const float* I, const int64_t* users, const i
   // target clone of this function.
   if (user_stash != nullptr) {
     if (d == 64)
-      return score_chunk_impl<true>(U, I, users, pos, neg, lo, hi, Dim64{}, inv_b, dx,
-                                    user_stash, diff_stash);
+      return score_chunk_impl<true>(U, I, users, pos, neg, lo, hi, Dim64{}, inv_b, dx, user_stash,
+                                    diff_stash);
     return score_chunk_impl<true>(U, I, users, pos, neg, lo, hi, d, inv_b, dx, user_stash,
                                   diff_stash);
   }
@@ -241,8 +241,8 @@ RECBOLE_INLINE void sparse_adam_row(float* __restrict p, const float* __restrict
 // torch.optim.SGD (no momentum) on one row with weight decay: p −= lr · (g + wd · p); g may be
 // null (no gradient this step).
 template <typename Dim>
-RECBOLE_INLINE void sgd_decay_row(float* __restrict p, const float* __restrict g, Dim dim,
-                                  float lr, float wd) {
+RECBOLE_INLINE void sgd_decay_row(float* __restrict p, const float* __restrict g, Dim dim, float lr,
+                                  float wd) {
   const int64_t d = dim;
   for (int64_t k = 0; k < d; ++k) p[k] -= lr * ((g ? g[k] : 0.f) + wd * p[k]);
 }
@@ -366,8 +366,8 @@ template <typename Dim>
 RECBOLE_INLINE void gather_gradients_impl(const OwnedRows& own, const float* U, const float* I,
                                           const int64_t* users, const int64_t* pos,
                                           const int64_t* neg, int64_t b, const float* dx,
-                                          const float* user_stash, const float* diff_stash,
-                                          Dim d, TableGradients& ug, TableGradients& ig,
+                                          const float* user_stash, const float* diff_stash, Dim d,
+                                          TableGradients& ug, TableGradients& ig,
                                           Contribution* user_list, Contribution* item_list) {
   int64_t nu = 0, ni = 0;
   for (int64_t r = 0; r < b; ++r) {
@@ -397,15 +397,15 @@ void gather_gradients(const OwnedRows& own, const float* U, const float* I, cons
                       TableGradients& ug, TableGradients& ig, Contribution* user_list,
                       Contribution* item_list) {
   if (d == 64)
-    return gather_gradients_impl(own, U, I, users, pos, neg, b, dx, user_stash, diff_stash,
-                                 Dim64{}, ug, ig, user_list, item_list);
+    return gather_gradients_impl(own, U, I, users, pos, neg, b, dx, user_stash, diff_stash, Dim64{},
+                                 ug, ig, user_list, item_list);
   gather_gradients_impl(own, U, I, users, pos, neg, b, dx, user_stash, diff_stash, d, ug, ig,
                         user_list, item_list);
 }
 
 template <typename Dim>
-RECBOLE_INLINE void lazy_update_impl(float* P, float* M, float* V, const int32_t* rows,
-                                     int64_t n, const float* grads, Dim d, const AdamConsts& c) {
+RECBOLE_INLINE void lazy_update_impl(float* P, float* M, float* V, const int32_t* rows, int64_t n,
+                                     const float* grads, Dim d, const AdamConsts& c) {
   // The rows are scattered over tables larger than the cache at scale: prefetch every line of
   // the three rows a few rows ahead, so that their misses overlap.
   constexpr int64_t kAhead = 6;
@@ -470,9 +470,8 @@ void lazy_update(float* P, float* M, float* V, const int32_t* rows, int64_t n, c
 }
 
 template <typename Dim>
-RECBOLE_INLINE void dense_update_impl(float* P, float* M, float* V, const int32_t* slot,
-                                      int64_t lo, int64_t hi, const float* grads, Dim d,
-                                      const AdamConsts& c) {
+RECBOLE_INLINE void dense_update_impl(float* P, float* M, float* V, const int32_t* slot, int64_t lo,
+                                      int64_t hi, const float* grads, Dim d, const AdamConsts& c) {
   const int64_t dd = d;
   for (int64_t row = lo; row < hi; ++row) {
     const float* g = slot[row] >= 0 ? grads + slot[row] * dd : nullptr;
@@ -542,10 +541,9 @@ double FusedBprTrainer::train_epoch(data::TrainBatcher& batcher) {
     const float inv_b = 1.f / static_cast<float>(b);
     parallel_for(chunks, [&](int64_t c, int) {
       batcher.sample_negatives(pb, c);
-      chunk_loss[c] = score_chunk(U, I, pb.users.data(), pb.pos_items.data(),
-                                  pb.neg_items.data(), c * kSampleChunk,
-                                  std::min(b, (c + 1) * kSampleChunk), d, inv_b, dx_.data(),
-                                  user_stash, diff_stash);
+      chunk_loss[c] = score_chunk(U, I, pb.users.data(), pb.pos_items.data(), pb.neg_items.data(),
+                                  c * kSampleChunk, std::min(b, (c + 1) * kSampleChunk), d, inv_b,
+                                  dx_.data(), user_stash, diff_stash);
     });
     double batch_loss = 0;
     for (double l : chunk_loss) batch_loss += l;  // in chunk order: thread-count independent
@@ -600,12 +598,11 @@ void FusedBprTrainer::update_owned_rows(int worker, int workers) {
   c.eps = static_cast<float>(eps_);
   if (update_ == Update::kSgd) {
     const float lr = static_cast<float>(lr_), wd = static_cast<float>(wd_);
-    for (auto [tab, grads, touched] :
-         {std::tuple{&users_, user_grads, &ws.touched_users},
-          std::tuple{&items_, item_grads, &ws.touched_items}}) {
+    for (auto [tab, grads, touched] : {std::tuple{&users_, user_grads, &ws.touched_users},
+                                       std::tuple{&items_, item_grads, &ws.touched_items}}) {
       if (wd == 0.f) {
-        sgd_sparse_update(tab->param, touched->data(), static_cast<int64_t>(touched->size()),
-                          grads, dim_, lr);
+        sgd_sparse_update(tab->param, touched->data(), static_cast<int64_t>(touched->size()), grads,
+                          dim_, lr);
         continue;
       }
       for (int64_t lo = 64 * static_cast<int64_t>(worker); lo < tab->rows; lo += 64 * workers)

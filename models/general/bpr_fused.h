@@ -33,8 +33,8 @@
 //
 // BPR offers it as its fast epoch (BPR::fast_epoch) when fused_bpr_applicable() says so (key
 // fast_bpr, device CPU, learner adam, sparse_adam or sgd, no clip_grad_norm, no amp, one process,
-// sampled negatives); otherwise the trainer's generic batch loop runs. The parameters are the model's own tensors, updated in place, so
-// checkpoints and evaluation see them as usual.
+// sampled negatives); otherwise the trainer's generic batch loop runs. The parameters are the
+// model's own tensors, updated in place, so checkpoints and evaluation see them as usual.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -104,8 +104,8 @@ class FusedBprTrainer {
   int64_t dim_;
   bool stash_ = false;  // see kStashAboveBytes
   Table users_, items_;
-  std::vector<WorkerScratch> scratch_;  // per worker
-  std::vector<float> dx_;                      // [B] d loss / d score difference, per sample
+  std::vector<WorkerScratch> scratch_;          // per worker
+  std::vector<float> dx_;                       // [B] d loss / d score difference, per sample
   std::vector<float> user_stash_, diff_stash_;  // [B, dim]: u, and i⁺ − i⁻ (stash_ only)
 };
 

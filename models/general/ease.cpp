@@ -10,7 +10,8 @@ EASE::EASE(const ModelContext& ctx) : Model("EASE", ctx) {
   reg_weight_ = ctx.config.get_double("reg_weight");
   // An empty placeholder: the n² matrix is allocated by fit() (or by loading a checkpoint), after
   // the memory check.
-  b_ = register_buffer("item_similarity", torch::zeros({0, ctx.n_items}, ctx.device.float_options()));
+  b_ = register_buffer("item_similarity",
+                       torch::zeros({0, ctx.n_items}, ctx.device.float_options()));
 }
 
 double EASE::fit_bytes(int64_t n_items) {
@@ -19,9 +20,10 @@ double EASE::fit_bytes(int64_t n_items) {
 
 void EASE::fit() {
   const int64_t n = n_items();
-  require_memory("EASE", fit_bytes(n),
-                 "2 × n_items² float64: G and its Cholesky factor, then the factor and G⁻¹; n_items = " +
-                     std::to_string(n));
+  require_memory(
+      "EASE", fit_bytes(n),
+      "2 × n_items² float64: G and its Cholesky factor, then the factor and G⁻¹; n_items = " +
+          std::to_string(n));
   // float64 keeps B accurate to float32 precision whatever the conditioning of G; G is
   // symmetric positive definite (reg_weight > 0), so Cholesky is the cheapest exact inverse.
   torch::Tensor g = item_gram(train_, torch::kFloat64);
@@ -57,8 +59,13 @@ torch::Tensor EASE::full_sort_predict(const data::Batch& batch) {
 }
 
 RECBOLE_REGISTER_MODEL(EASE) {
-  register_model({"EASE", Task::kGeneral, InputType::kFitOnce, "Embarrassingly shallow autoencoder: closed-form item-item regression",
-                  {config::Key("reg_weight", config::KeyType::kFloat).min(0).help("L2 weight added to the diagonal of the item Gram matrix")},
+  register_model({"EASE",
+                  Task::kGeneral,
+                  InputType::kFitOnce,
+                  "Embarrassingly shallow autoencoder: closed-form item-item regression",
+                  {config::Key("reg_weight", config::KeyType::kFloat)
+                       .min(0)
+                       .help("L2 weight added to the diagonal of the item Gram matrix")},
                   [](const ModelContext& ctx) { return std::make_shared<EASE>(ctx); }});
 }
 

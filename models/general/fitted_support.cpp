@@ -21,7 +21,8 @@ BinaryCsr transpose(const data::InteractionMatrix& x) {
   std::vector<int64_t> fill(t.indptr.begin(), t.indptr.end() - 1);
   // Users visited in ascending order, so every item's user list comes out sorted.
   for (int64_t u = 0; u < x.n_users(); ++u)
-    for (const int32_t* it = x.row_begin(static_cast<int32_t>(u)); it != x.row_end(static_cast<int32_t>(u)); ++it)
+    for (const int32_t* it = x.row_begin(static_cast<int32_t>(u));
+         it != x.row_end(static_cast<int32_t>(u)); ++it)
       t.indices[fill[*it]++] = static_cast<int32_t>(u);
   return t;
 }
@@ -93,7 +94,8 @@ torch::Tensor dense_history(const data::InteractionMatrix& x, const std::vector<
   float* p = out.data_ptr<float>();
   for (int64_t r = 0; r < b; ++r) {
     const int32_t u = static_cast<int32_t>(users[r]);
-    for (const int32_t* it = x.row_begin(u); it != x.row_end(u); ++it) p[r * x.n_items() + *it] = 1.0f;
+    for (const int32_t* it = x.row_begin(u); it != x.row_end(u); ++it)
+      p[r * x.n_items() + *it] = 1.0f;
   }
   return out;
 }
@@ -132,13 +134,13 @@ namespace {
 // pointers for the sparse loops below.
 struct HostCsr {
   HostCsr(const torch::Tensor& ip, const torch::Tensor& ix, const torch::Tensor& vs)
-      : ip_(DeviceManager::to_host(ip).contiguous()),
-        ix_(DeviceManager::to_host(ix).contiguous()),
-        vs_(DeviceManager::to_host(vs).contiguous()),
-        indptr(ip_.data_ptr<int64_t>()),
-        indices(ix_.data_ptr<int64_t>()),
-        values(vs_.data_ptr<float>()) {}
-  torch::Tensor ip_, ix_, vs_;
+      : indptr_host(DeviceManager::to_host(ip).contiguous()),
+        indices_host(DeviceManager::to_host(ix).contiguous()),
+        values_host(DeviceManager::to_host(vs).contiguous()),
+        indptr(indptr_host.data_ptr<int64_t>()),
+        indices(indices_host.data_ptr<int64_t>()),
+        values(values_host.data_ptr<float>()) {}
+  torch::Tensor indptr_host, indices_host, values_host;  // own the memory the pointers read
   const int64_t* indptr;
   const int64_t* indices;
   const float* values;
@@ -239,7 +241,8 @@ int64_t available_memory_bytes() {
   // A container's limit can be far below the host's free memory.
   const std::pair<const char*, const char*> cgroups[] = {
       {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
-      {"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"}};
+      {"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+       "/sys/fs/cgroup/memory/memory.usage_in_bytes"}};
   for (const auto& [limit_path, usage_path] : cgroups) {
     const int64_t limit = read_single_value(limit_path);
     const int64_t usage = read_single_value(usage_path);

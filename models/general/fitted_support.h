@@ -63,8 +63,8 @@ torch::Tensor history_times_csr(const data::InteractionMatrix& x, const std::vec
                                 const torch::Tensor& indptr, const torch::Tensor& indices,
                                 const torch::Tensor& values, int64_t n_cols);
 
-// scores[b, :] = Σ_v W[users[b], v] · X[v, :]   (W·X for user-to-user weights W [n_users, n_users]).
-// Returns [B, n_items] float32 on the CPU.
+// scores[b, :] = Σ_v W[users[b], v] · X[v, :]   (W·X for user-to-user weights W [n_users,
+// n_users]). Returns [B, n_items] float32 on the CPU.
 torch::Tensor csr_times_history(const data::InteractionMatrix& x, const std::vector<int64_t>& users,
                                 const torch::Tensor& indptr, const torch::Tensor& indices,
                                 const torch::Tensor& values);
@@ -86,6 +86,5 @@ int64_t available_memory_bytes();
 // is available; ...". `what` says how the need is computed, e.g. "3 × n_items² float32,
 // n_items = 60000". Does nothing when the available memory cannot be read.
 void require_memory(const std::string& model, double bytes, const std::string& what);
-
 
 }  // namespace recbole::models

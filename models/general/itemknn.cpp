@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "models/general/fitted_support.h"
-#include "recbole/utils/thread_pool.h"
 #include "recbole/config/config.h"
+#include "recbole/utils/thread_pool.h"
 
 namespace recbole::models {
 
@@ -95,12 +95,20 @@ torch::Tensor ItemKNN::dense_weights() const {
   return csr_to_dense(w_indptr_, w_indices_, w_values_, w_indptr_.size(0) - 1);
 }
 
-
 RECBOLE_REGISTER_MODEL(ItemKNN) {
-  register_model({"ItemKNN", Task::kGeneral, InputType::kFitOnce, "Item (or user) k-nearest neighbours with shrunk cosine similarity",
-                  {config::Key("k", config::KeyType::kInt).min(1).help("Neighbours kept per item (per user with knn_method user)"),
-                   config::Key("shrink", config::KeyType::kFloat).min(0).help("Added to the denominator of the cosine similarity"),
-                   config::Key("knn_method", config::KeyType::kString).choices({"item", "user"}).help("Neighbourhood over items or over users")},
+  register_model({"ItemKNN",
+                  Task::kGeneral,
+                  InputType::kFitOnce,
+                  "Item (or user) k-nearest neighbours with shrunk cosine similarity",
+                  {config::Key("k", config::KeyType::kInt)
+                       .min(1)
+                       .help("Neighbours kept per item (per user with knn_method user)"),
+                   config::Key("shrink", config::KeyType::kFloat)
+                       .min(0)
+                       .help("Added to the denominator of the cosine similarity"),
+                   config::Key("knn_method", config::KeyType::kString)
+                       .choices({"item", "user"})
+                       .help("Neighbourhood over items or over users")},
                   [](const ModelContext& ctx) { return std::make_shared<ItemKNN>(ctx); }});
 }
 

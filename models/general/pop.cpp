@@ -5,7 +5,8 @@
 namespace recbole::models {
 
 Pop::Pop(const ModelContext& ctx) : Model("Pop", ctx) {
-  item_count_ = register_buffer("item_count", torch::zeros({ctx.n_items}, ctx.device.long_options()));
+  item_count_ =
+      register_buffer("item_count", torch::zeros({ctx.n_items}, ctx.device.long_options()));
 }
 
 void Pop::fit() {
@@ -22,7 +23,10 @@ torch::Tensor Pop::full_sort_predict(const data::Batch& batch) {
 }
 
 RECBOLE_REGISTER_MODEL(Pop) {
-  register_model({"Pop", Task::kGeneral, InputType::kFitOnce, "Items ranked by training popularity (baseline)",
+  register_model({"Pop",
+                  Task::kGeneral,
+                  InputType::kFitOnce,
+                  "Items ranked by training popularity (baseline)",
                   {},
                   [](const ModelContext& ctx) { return std::make_shared<Pop>(ctx); }});
 }

@@ -34,13 +34,17 @@ torch::Tensor Random::full_sort_predict(const data::Batch& batch) {
     uint64_t state = seed ^ splitmix64(key);
     float* row = p + r * n;
     // The top 24 bits give floats exactly representable in [0, 1).
-    for (int64_t i = 0; i < n; ++i) row[i] = static_cast<float>(splitmix64(state) >> 40) * 0x1.0p-24f;
+    for (int64_t i = 0; i < n; ++i)
+      row[i] = static_cast<float>(splitmix64(state) >> 40) * 0x1.0p-24f;
   }
   return device_manager().place(out);
 }
 
 RECBOLE_REGISTER_MODEL(Random) {
-  register_model({"Random", Task::kGeneral, InputType::kFitOnce, "Independent seeded random ranking per user (baseline)",
+  register_model({"Random",
+                  Task::kGeneral,
+                  InputType::kFitOnce,
+                  "Independent seeded random ranking per user (baseline)",
                   {},
                   [](const ModelContext& ctx) { return std::make_shared<Random>(ctx); }});
 }

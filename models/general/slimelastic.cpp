@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "models/general/fitted_support.h"
-#include "recbole/utils/thread_pool.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/logging.h"
+#include "recbole/utils/thread_pool.h"
 
 namespace recbole::models {
 
@@ -18,7 +18,8 @@ SLIMElastic::SLIMElastic(const ModelContext& ctx, SlimSolver solver)
   hide_item_ = ctx.config.get_bool("hide_item");
   max_iter_ = ctx.config.get_int("max_iter");
   tol_ = ctx.config.get_double("tol");
-  w_indptr_ = register_buffer("w_indptr", torch::zeros({ctx.n_items + 1}, ctx.device.long_options()));
+  w_indptr_ =
+      register_buffer("w_indptr", torch::zeros({ctx.n_items + 1}, ctx.device.long_options()));
   w_indices_ = register_buffer("w_indices", torch::zeros({0}, ctx.device.long_options()));
   w_values_ = register_buffer("w_values", torch::zeros({0}, ctx.device.float_options()));
 }
@@ -45,8 +46,8 @@ inline double soft_update(const Problem& pb, double tmp, double norm2) {
 
 // sklearn's duality gap from its ingredients: dual_norm = max(XᵀR − l2·w) (max |·| without
 // positivity), ‖R‖², Rᵀy, ‖w‖², ‖w‖₁.
-double gap_from(const Problem& pb, double dual_norm, double r_norm2, double r_dot_y,
-                double w_norm2, double l1_norm) {
+double gap_from(const Problem& pb, double dual_norm, double r_norm2, double r_dot_y, double w_norm2,
+                double l1_norm) {
   double gap, cst;
   if (dual_norm > pb.l1) {
     cst = pb.l1 / dual_norm;
@@ -61,8 +62,10 @@ double gap_from(const Problem& pb, double dual_norm, double r_norm2, double r_do
 // q[k] -= delta · g[k] for k < n: the Gram solver's hot loop. Compiled for AVX-512, AVX2 and the
 // baseline, picked at run time, since the library itself is built for the baseline x86-64. (The
 // AVX-512 clone fuses the multiply-add, so weights can differ between CPUs in the last bits.)
-__attribute__((target_clones("avx512f", "avx2", "default"))) void sub_scaled(double* q, const double* g,
-                                                                           double delta, int64_t n) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void sub_scaled(double* q,
+                                                                             const double* g,
+                                                                             double delta,
+                                                                             int64_t n) {
   for (int64_t k = 0; k < n; ++k) q[k] -= delta * g[k];
 }
 
@@ -78,12 +81,12 @@ struct SweepResult {
 
 // Scratch of one worker, reused across items.
 struct Workspace {
-  std::vector<double> r;        // sparse solver: residual y − X·w over users
-  std::vector<double> q;        // Gram solver: Xᵀ(y − X·w) over items
-  std::vector<double> q_active; // Gram solver: q restricted to the active set
-  std::vector<double> g_active; // Gram solver: G[active, active], row-major
-  std::vector<double> w;        // coefficients over items
-  std::vector<int32_t> active;  // items whose coefficient is (or was lately) non-zero
+  std::vector<double> r;         // sparse solver: residual y − X·w over users
+  std::vector<double> q;         // Gram solver: Xᵀ(y − X·w) over items
+  std::vector<double> q_active;  // Gram solver: q restricted to the active set
+  std::vector<double> g_active;  // Gram solver: G[active, active], row-major
+  std::vector<double> w;         // coefficients over items
+  std::vector<int32_t> active;   // items whose coefficient is (or was lately) non-zero
 };
 
 // Both solvers run the same active-set scheme (see slimelastic.h); they differ in how they
@@ -109,7 +112,9 @@ class SparseSolver {
     sr.note(w_old, w_new);
   }
   void begin_active(Workspace&) const {}
-  void update_active(size_t a, Workspace& ws, SweepResult& sr) const { update(ws.active[a], ws, sr); }
+  void update_active(size_t a, Workspace& ws, SweepResult& sr) const {
+    update(ws.active[a], ws, sr);
+  }
   void end_active(int64_t, Workspace&) const {}
   double gap(int64_t j, const Workspace& ws) const {
     double dual_norm = pb_.positive ? -INFINITY : 0.0, w_norm2 = 0.0, l1_norm = 0.0;
@@ -170,7 +175,8 @@ class GramSolver {
     const double w_new = soft_update(pb_, ws.q_active[a] + w_old * pb_.norm2[ii], pb_.norm2[ii]);
     if (w_new != w_old) {
       const size_t m = ws.active.size();
-      sub_scaled(ws.q_active.data(), ws.g_active.data() + a * m, w_new - w_old, static_cast<int64_t>(m));
+      sub_scaled(ws.q_active.data(), ws.g_active.data() + a * m, w_new - w_old,
+                 static_cast<int64_t>(m));
       ws.w[ii] = w_new;
     }
     sr.note(w_old, w_new);
@@ -274,8 +280,14 @@ bool SLIMElastic::use_gram(int64_t n_items) const {
 void SLIMElastic::fit() {
   const int64_t n = n_items();
   const double rows = static_cast<double>(n_users());
-  Problem pb{n, {}, alpha_ * l1_ratio_ * rows, alpha_ * (1.0 - l1_ratio_) * rows, tol_,
-             max_iter_, positive_only_, hide_item_};
+  Problem pb{n,
+             {},
+             alpha_ * l1_ratio_ * rows,
+             alpha_ * (1.0 - l1_ratio_) * rows,
+             tol_,
+             max_iter_,
+             positive_only_,
+             hide_item_};
   const std::vector<int64_t> deg = train_.item_degrees();
   pb.norm2.assign(deg.begin(), deg.end());
 
@@ -312,10 +324,10 @@ void SLIMElastic::fit() {
     unconverged += reports_[j].converged ? 0 : 1;
     nnz += static_cast<int64_t>(columns[j].size());
   }
-  log::debug("SLIMElastic (" + std::string(gram ? "Gram" : "sparse") + " solver): " +
-             std::to_string(n) + " regressions, " + std::to_string(sweeps) + " full sweeps, " +
-             std::to_string(unconverged) + " stopped at max_iter, " + std::to_string(nnz) +
-             " non-zero weights");
+  log::debug("SLIMElastic (" + std::string(gram ? "Gram" : "sparse") +
+             " solver): " + std::to_string(n) + " regressions, " + std::to_string(sweeps) +
+             " full sweeps, " + std::to_string(unconverged) + " stopped at max_iter, " +
+             std::to_string(nnz) + " non-zero weights");
   const CsrWeights w = csr_from_columns(n, columns);
   assign_buffer(w_indptr_, device_manager().place(w.indptr));
   assign_buffer(w_indices_, device_manager().place(w.indices));
@@ -333,16 +345,31 @@ torch::Tensor SLIMElastic::dense_weights() const {
   return csr_to_dense(w_indptr_, w_indices_, w_values_, w_indptr_.size(0) - 1);
 }
 
-
 RECBOLE_REGISTER_MODEL(SLIMElastic) {
-  register_model({"SLIMElastic", Task::kGeneral, InputType::kFitOnce, "SLIM with one elastic-net regression per item (coordinate descent)",
-                  {config::Key("alpha", config::KeyType::kFloat).min(0).help("Overall regularisation strength"),
-                   config::Key("l1_ratio", config::KeyType::kFloat).min(0).max(1).help("Share of L1 in the elastic-net penalty"),
-                   config::Key("positive_only", config::KeyType::kBool).help("Clip negative item weights to zero"),
-                   config::Key("hide_item", config::KeyType::kBool).help("Exclude the target item from its own regression"),
-                   config::Key("max_iter", config::KeyType::kInt).min(1).help("Coordinate-descent sweeps per item"),
-                   config::Key("tol", config::KeyType::kFloat).above(0).help("Coordinate-descent convergence tolerance")},
-                  [](const ModelContext& ctx) { return std::make_shared<SLIMElastic>(ctx, SlimSolver::kAuto); }});
+  register_model({"SLIMElastic",
+                  Task::kGeneral,
+                  InputType::kFitOnce,
+                  "SLIM with one elastic-net regression per item (coordinate descent)",
+                  {config::Key("alpha", config::KeyType::kFloat)
+                       .min(0)
+                       .help("Overall regularisation strength"),
+                   config::Key("l1_ratio", config::KeyType::kFloat)
+                       .min(0)
+                       .max(1)
+                       .help("Share of L1 in the elastic-net penalty"),
+                   config::Key("positive_only", config::KeyType::kBool)
+                       .help("Clip negative item weights to zero"),
+                   config::Key("hide_item", config::KeyType::kBool)
+                       .help("Exclude the target item from its own regression"),
+                   config::Key("max_iter", config::KeyType::kInt)
+                       .min(1)
+                       .help("Coordinate-descent sweeps per item"),
+                   config::Key("tol", config::KeyType::kFloat)
+                       .above(0)
+                       .help("Coordinate-descent convergence tolerance")},
+                  [](const ModelContext& ctx) {
+                    return std::make_shared<SLIMElastic>(ctx, SlimSolver::kAuto);
+                  }});
 }
 
 }  // namespace recbole::models

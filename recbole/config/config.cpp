@@ -227,10 +227,9 @@ class ConfigBuilder {
       // YAML can read what was typed as something else ("," and "" read as null, "|" as a
       // block scalar): show the text itself and how to pass it as a string.
       const KeyDecl* decl = find_key(key);
-      const bool scalar_key = decl != nullptr && (decl->type == KeyType::kBool ||
-                                                  decl->type == KeyType::kInt ||
-                                                  decl->type == KeyType::kFloat ||
-                                                  decl->type == KeyType::kString);
+      const bool scalar_key =
+          decl != nullptr && (decl->type == KeyType::kBool || decl->type == KeyType::kInt ||
+                              decl->type == KeyType::kFloat || decl->type == KeyType::kString);
       const bool misread =
           (decl != nullptr && raw.IsNull()) ||
           (scalar_key && (!raw.IsScalar() || (raw.Scalar().empty() && !text.empty())));
@@ -366,8 +365,8 @@ class ConfigBuilder {
       if (mode[phase] && mode[phase].Scalar() != "labeled")
         throw ConfigError(ms->second.source + ": metrics: " + value_metric->name +
                           " is a value metric, computed in the labeled evaluation mode only "
-                          "(eval_args mode." + phase + " is " + mode[phase].Scalar() +
-                          "); use mode labeled");
+                          "(eval_args mode." +
+                          phase + " is " + mode[phase].Scalar() + "); use mode labeled");
     }
   }
 

@@ -21,9 +21,10 @@
 //
 // Every general key is declared once in config_keys.cpp, every model key by its model
 // (model_keys.h), with type, bounds or choices and help; defaults live in the YAML files under
-// configs/. A key of another model than the chosen one is a ConfigError naming the model's keys. An unknown key, a wrong type or a bad value is a ConfigError
-// naming the key, where the value came from ("a.yaml:3", "command line --epochs") and what was
-// expected; unknown keys get the nearest declared key suggested.
+// configs/. A key of another model than the chosen one is a ConfigError naming the model's keys. An
+// unknown key, a wrong type or a bad value is a ConfigError naming the key, where the value came
+// from ("a.yaml:3", "command line --epochs") and what was expected; unknown keys get the nearest
+// declared key suggested.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -40,7 +41,8 @@ struct ConfigSources {
   std::string model;
   std::string dataset;
   std::vector<std::string> config_files;  // user YAML files, applied in order
-  // key -> value text parsed as YAML ("[5,10]", "1e-3", "{split: {RS: [8,1,1]}}"), from the C++ API.
+  // key -> value text parsed as YAML ("[5,10]", "1e-3", "{split: {RS: [8,1,1]}}"), from the C++
+  // API.
   std::vector<std::pair<std::string, std::string>> api_overrides;
   // key -> value text from `--key=value` arguments, already split (see parse_command_line).
   std::vector<std::pair<std::string, std::string>> command_line;
@@ -105,7 +107,7 @@ class Config {
     // A model key read before the model is known (layers are read first): checked against the
     // model's own declaration once the layers are merged. origin_file locates nested errors.
     bool unchecked_model_key = false;
-    std::string origin_file;
+    std::string origin_file{};
   };
   std::string model_;
   std::string dataset_;

@@ -20,11 +20,11 @@ constexpr KeyType kStr = KeyType::kString;
 constexpr KeyType kIntList = KeyType::kIntList;
 constexpr KeyType kStrList = KeyType::kStringList;
 constexpr KeyType kMap = KeyType::kMap;
-const char* const G = kCategoryGeneral;
-const char* const T = kCategoryTraining;
-const char* const E = kCategoryEvaluation;
-const char* const D = kCategoryDataset;
-const char* const X = kCategoryDistributed;
+const char* const kGen = kCategoryGeneral;
+const char* const kTrain = kCategoryTraining;
+const char* const kEval = kCategoryEvaluation;
+const char* const kData = kCategoryDataset;
+const char* const kDist = kCategoryDistributed;
 using evaluator::join_names;
 using evaluator::ranking_metric_names;
 using evaluator::value_metric_names;
@@ -38,267 +38,269 @@ std::vector<std::string> learner_choices() {
 std::vector<KeyDecl> make_declarations() {
   return {
       // ---- General ----
-      Key("model", kStr, G)
+      Key("model", kStr, kGen)
           .null()
           .help("Model name (BPR, LightGCN, ...); usually given with --model"),
-      Key("dataset", kStr, G)
+      Key("dataset", kStr, kGen)
           .null()
           .help("Dataset name; its files are <data_path>/<dataset>/<dataset>.<suffix>"),
-      Key("gpu_id", kStr, G)
+      Key("gpu_id", kStr, kGen)
           .help("CUDA_VISIBLE_DEVICES value, kept for RecBole compatibility; `device` selects the "
                 "device"),
-      Key("use_gpu", kBool, G)
+      Key("use_gpu", kBool, kGen)
           .help("Kept for RecBole compatibility; does not select the device (see `device`)"),
-      Key("device", kStr, G)
+      Key("device", kStr, kGen)
           .shape("auto, cpu, cuda or cuda:N")
           .check(check_device)
           .help("Where tensors live: auto = CUDA when available, else CPU"),
-      Key("strict_device", kBool, G)
+      Key("strict_device", kBool, kGen)
           .help("A CUDA device asked for but absent is an error instead of a warning and a CPU "
                 "fallback"),
-      Key("num_threads", kInt, G)
+      Key("num_threads", kInt, kGen)
           .min(0)
           .help("CPU threads for recbole's own kernels (fused BPR training, CPU evaluation, "
                 "model fits) and for BLAS; 0 = the machine's cores divided among the processes "
                 "started on it"),
-      Key("torch_num_threads", kInt, G)
+      Key("torch_num_threads", kInt, kGen)
           .min(0)
           .help("libtorch intra-op threads (generic autograd path); 0 keeps libtorch's default. "
                 "1 by default: more made small ops far slower on small VMs"),
-      Key("worker", kInt, G)
+      Key("worker", kInt, kGen)
           .min(0)
           .help("Data-loading worker count (RecBole's DataLoader num_workers)"),
-      Key("seed", kInt, G)
+      Key("seed", kInt, kGen)
           .min(0)
           .help("Random seed for splitting, sampling and model initialisation"),
-      Key("state", kStr, G)
+      Key("state", kStr, kGen)
           .choices({"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"})
           .help("Log level"),
-      Key("reproducibility", kBool, G).help("Prefer deterministic algorithms over faster ones"),
-      Key("data_path", kStr, G).help("Folder that holds one folder per dataset"),
-      Key("checkpoint_dir", kStr, G)
+      Key("reproducibility", kBool, kGen).help("Prefer deterministic algorithms over faster ones"),
+      Key("data_path", kStr, kGen).help("Folder that holds one folder per dataset"),
+      Key("checkpoint_dir", kStr, kGen)
           .help("Folder for model checkpoints (and saved datasets/dataloaders)"),
-      Key("log_dir", kStr, G).help("Folder for log files (<log_dir>/<model>/...)"),
-      Key("result_file", kStr, G)
+      Key("log_dir", kStr, kGen).help("Folder for log files (<log_dir>/<model>/...)"),
+      Key("result_file", kStr, kGen)
           .null()
           .help("When set, the final results are written there as JSON"),
-      Key("show_progress", kBool, G).help("Show progress bars for training and evaluation"),
-      Key("save_dataset", kBool, G)
+      Key("show_progress", kBool, kGen).help("Show progress bars for training and evaluation"),
+      Key("save_dataset", kBool, kGen)
           .shape("false")
           .check(off_only("false (saving the filtered dataset is not supported)"))
           .help("RecBole: save the filtered dataset; not supported, so it must stay false"),
-      Key("dataset_save_path", kStr, G)
+      Key("dataset_save_path", kStr, kGen)
           .null()
           .check(check_no_path)
           .help("RecBole: path of a saved dataset; not supported, so it must stay null"),
-      Key("save_dataloaders", kBool, G)
+      Key("save_dataloaders", kBool, kGen)
           .shape("false")
           .check(off_only("false (saving the split dataloaders is not supported)"))
           .help("RecBole: save the split dataloaders; not supported, so it must stay false"),
-      Key("dataloaders_save_path", kStr, G)
+      Key("dataloaders_save_path", kStr, kGen)
           .null()
           .check(check_no_path)
           .help("RecBole: path of saved dataloaders; not supported, so it must stay null"),
-      Key("log_wandb", kBool, G)
+      Key("log_wandb", kBool, kGen)
           .shape("false")
           .check(check_wandb_off)
           .help("Weights & Biases logging; not supported, so it must stay false"),
-      Key("wandb_project", kStr, G)
+      Key("wandb_project", kStr, kGen)
           .help("Weights & Biases project (accepted for compatibility, unused)"),
 
       // ---- Training ----
-      Key("epochs", kInt, T).min(0).help("Maximum number of training epochs"),
-      Key("train_batch_size", kInt, T)
+      Key("epochs", kInt, kTrain).min(0).help("Maximum number of training epochs"),
+      Key("train_batch_size", kInt, kTrain)
           .min(1)
           .help("Rows per training batch (including sampled negatives)"),
-      Key("learner", kStr, T)
+      Key("learner", kStr, kTrain)
           .choices(learner_choices())
           .help("Optimizer. sparse_adam: lazy Adam (torch's SparseAdam: only the rows a batch "
                 "uses are updated; weight_decay ignored) on the fused BPR path, Adam without "
                 "weight decay on the generic path"),
-      Key("learning_rate", kFloat, T).above(0).help("Optimizer learning rate"),
-      Key("train_neg_sample_args", kMap, T)
+      Key("learning_rate", kFloat, kTrain).above(0).help("Optimizer learning rate"),
+      Key("train_neg_sample_args", kMap, kTrain)
           .null()
           .shape("{distribution: uniform|popularity|none, sample_num: int >= 1, alpha: float, "
                  "dynamic: bool, candidate_num: int >= 0}")
           .check(check_train_neg_sample_args)
           .help("Negative sampling for training; keys left out take their default; null = no "
                 "sampling"),
-      Key("eval_step", kInt, T).help("Epochs between two validations; <= 0 = never validate"),
-      Key("stopping_step", kInt, T)
+      Key("eval_step", kInt, kTrain).help("Epochs between two validations; <= 0 = never validate"),
+      Key("stopping_step", kInt, kTrain)
           .min(0)
           .help("Early stopping after this many validations without improvement (+1)"),
-      Key("clip_grad_norm", kMap, T)
+      Key("clip_grad_norm", kMap, kTrain)
           .null()
           .shape("{max_norm: float > 0, norm_type: float > 0}")
           .check(check_clip_grad_norm)
           .help("Clip the gradient norm before each optimizer step"),
-      Key("weight_decay", kFloat, T).min(0).help("L2 penalty of the optimizer"),
-      Key("loss_decimal_place", kInt, T).min(0).help("Decimals of the logged training loss"),
-      Key("require_pow", kBool, T).help("EmbLoss uses squared norms instead of plain norms"),
-      Key("enable_amp", kBool, T).help("Mixed precision (autocast) in training"),
-      Key("enable_scaler", kBool, T).help("Gradient scaling for mixed precision (CUDA only)"),
-      Key("shuffle", kBool, T).help("Shuffle the training interactions every epoch"),
-      Key("fast_bpr", kBool, T)
+      Key("weight_decay", kFloat, kTrain).min(0).help("L2 penalty of the optimizer"),
+      Key("loss_decimal_place", kInt, kTrain).min(0).help("Decimals of the logged training loss"),
+      Key("require_pow", kBool, kTrain).help("EmbLoss uses squared norms instead of plain norms"),
+      Key("enable_amp", kBool, kTrain).help("Mixed precision (autocast) in training"),
+      Key("enable_scaler", kBool, kTrain).help("Gradient scaling for mixed precision (CUDA only)"),
+      Key("shuffle", kBool, kTrain).help("Shuffle the training interactions every epoch"),
+      Key("fast_bpr", kBool, kTrain)
           .help("Use the fused BPR training path (CPU, one process, learner adam, "
                 "sparse_adam or sgd, no clip_grad_norm) when the configuration allows it"),
 
       // ---- Evaluation ----
-      Key("eval_args", kMap, E)
+      Key("eval_args", kMap, kEval)
           .shape("{split: {RS: [r,r,r]} | {LS: valid_and_test|valid_only|test_only}, order: RO|TO, "
                  "group_by: user|none, mode: full|labeled|uniN|popN or {valid: m, test: m}}")
           .check(check_eval_args)
           .help("Splitting, ordering, grouping and evaluation mode; keys left out take their "
                 "default"),
-      Key("repeatable", kBool, E)
+      Key("repeatable", kBool, kEval)
           .shape("false")
           .check(off_only("false (repeatable recommendation is not supported)"))
           .help("RecBole: evaluate a repeatable-recommendation scenario (sequential models); "
                 "not supported, so it must stay false"),
-      Key("metrics", kStrList, E)
+      Key("metrics", kStrList, kEval)
           .shape("list of metric names (" + join_names(ranking_metric_names()) +
                  "), or of value metric names (" + join_names(value_metric_names()) + ")")
           .check(check_metrics)
           .help("Metrics to compute (case-insensitive); a single name is a one-element list. "
                 "Value metrics need eval_args mode labeled"),
-      Key("topk", kIntList, E)
+      Key("topk", kIntList, kEval)
           .min(1)
           .check(check_nonempty)
           .help("Cut-offs of the top-k metrics; a single int is a one-element list"),
-      Key("valid_metric", kStr, E)
+      Key("valid_metric", kStr, kEval)
           .shape("<metric>@<k>, GAUC or a value metric")
           .check(check_valid_metric)
           .help("Metric used for early stopping and model selection"),
-      Key("valid_metric_bigger", kBool, E)
+      Key("valid_metric_bigger", kBool, kEval)
           .derived()
           .help("Derived from valid_metric: false for metrics where smaller is better"),
-      Key("eval_batch_size", kInt, E)
+      Key("eval_batch_size", kInt, kEval)
           .min(1)
           .help(
               "Evaluation batch size (users per batch = eval_batch_size // n_items in full mode)"),
-      Key("metric_decimal_place", kInt, E).min(0).help("Decimals metrics are rounded to"),
-      Key("tail_ratio", kFloat, E)
+      Key("metric_decimal_place", kInt, kEval).min(0).help("Decimals metrics are rounded to"),
+      Key("tail_ratio", kFloat, kEval)
           .above(0)
           .help("TailPercentage: share of least popular items (< 1) or a count threshold (>= 1)"),
-      Key("eval_memory_budget_mb", kInt, E)
+      Key("eval_memory_budget_mb", kInt, kEval)
           .min(1)
           .help("Upper bound in MiB of one block of scores during evaluation"),
 
       // ---- Dataset ----
-      Key("field_separator", kStr, D)
+      Key("field_separator", kStr, kData)
           .shape("one character")
           .check(check_separator)
           .help("Column separator of the atomic files"),
-      Key("seq_separator", kStr, D)
+      Key("seq_separator", kStr, kData)
           .shape("one character")
           .check(check_separator)
           .help("Separator inside token_seq / float_seq cells"),
-      Key("USER_ID_FIELD", kStr, D).help("Name of the user id field"),
-      Key("ITEM_ID_FIELD", kStr, D).help("Name of the item id field"),
-      Key("RATING_FIELD", kStr, D).null().help("Name of the rating field"),
-      Key("TIME_FIELD", kStr, D).null().help("Name of the timestamp field (needed by order: TO)"),
-      Key("seq_len", kMap, D)
+      Key("USER_ID_FIELD", kStr, kData).help("Name of the user id field"),
+      Key("ITEM_ID_FIELD", kStr, kData).help("Name of the item id field"),
+      Key("RATING_FIELD", kStr, kData).null().help("Name of the rating field"),
+      Key("TIME_FIELD", kStr, kData)
+          .null()
+          .help("Name of the timestamp field (needed by order: TO)"),
+      Key("seq_len", kMap, kData)
           .null()
           .shape("a map from field name to maximum length")
           .check(check_seq_len)
           .help("Truncate sequence fields to these lengths"),
-      Key("LABEL_FIELD", kStr, D).null().help("Name of the label field created by `threshold`"),
-      Key("threshold", kMap, D)
+      Key("LABEL_FIELD", kStr, kData).null().help("Name of the label field created by `threshold`"),
+      Key("threshold", kMap, kData)
           .null()
           .shape("a one-key map {field: value}")
           .check(check_threshold)
           .help("Label = 1 when field >= value, else 0 (the field is then dropped)"),
-      Key("NEG_PREFIX", kStr, D).help("Prefix of the negative-sample columns (neg_item_id)"),
-      Key("load_col", kMap, D)
+      Key("NEG_PREFIX", kStr, kData).help("Prefix of the negative-sample columns (neg_item_id)"),
+      Key("load_col", kMap, kData)
           .null()
           .shape("a map from suffix to a list of columns or \"*\"")
           .check(check_column_map)
           .help("Columns to load per file suffix; a suffix left out is not loaded; null = "
                 "everything"),
-      Key("unload_col", kMap, D)
+      Key("unload_col", kMap, kData)
           .null()
           .shape("a map from suffix to a list of columns or \"*\"")
           .check(check_column_map)
           .help("Columns not to load per file suffix"),
-      Key("unused_col", kMap, D)
+      Key("unused_col", kMap, kData)
           .null()
           .shape("a map from suffix to a list of columns or \"*\"")
           .check(check_column_map)
           .help("Columns loaded for preprocessing but dropped before splitting"),
-      Key("additional_feat_suffix", kStrList, D)
+      Key("additional_feat_suffix", kStrList, kData)
           .null()
           .check(off_only("[] (extra feature files are not supported)"))
           .help("RecBole: extra feature files <dataset>.<suffix>; not supported, so it must "
                 "stay null"),
-      Key("rm_dup_inter", kStr, D)
+      Key("rm_dup_inter", kStr, kData)
           .null()
           .choices({"first", "last"})
           .help("Remove duplicate user-item interactions, keeping the first or the last"),
-      Key("val_interval", kMap, D)
+      Key("val_interval", kMap, kData)
           .null()
           .shape("a map from field to intervals or a list of values")
           .check(check_val_interval)
           .help("Keep rows whose field value lies in the intervals (float) or the list (token)"),
-      Key("filter_inter_by_user_or_item", kBool, D)
+      Key("filter_inter_by_user_or_item", kBool, kData)
           .help("Drop interactions whose user / item is missing from a loaded .user / .item file"),
-      Key("user_inter_num_interval", kStr, D)
+      Key("user_inter_num_interval", kStr, kData)
           .null()
           .shape(kIntervalShape)
           .check(check_interval)
           .help(
               "Keep users whose interaction count lies in the interval (k-core); null = no filter"),
-      Key("item_inter_num_interval", kStr, D)
+      Key("item_inter_num_interval", kStr, kData)
           .null()
           .shape(kIntervalShape)
           .check(check_interval)
           .help(
               "Keep items whose interaction count lies in the interval (k-core); null = no filter"),
-      Key("normalize_field", kStrList, D).null().help("Float fields to min-max normalise"),
-      Key("normalize_all", kBool, D).null().help("Min-max normalise every float field"),
-      Key("benchmark_filename", kStrList, D)
+      Key("normalize_field", kStrList, kData).null().help("Float fields to min-max normalise"),
+      Key("normalize_all", kBool, kData).null().help("Min-max normalise every float field"),
+      Key("benchmark_filename", kStrList, kData)
           .null()
           .help("Suffixes of pre-split files <dataset>.<suffix>.inter used as train, valid, test"),
-      Key("encoding", kStr, D)
+      Key("encoding", kStr, kData)
           .null()
           .check(check_utf8)
           .help("Text encoding of the atomic files: null or utf-8 (the only one supported)"),
-      Key("download_url", kStr, D)
+      Key("download_url", kStr, kData)
           .null()
           .shape("a URL: http://, https:// or file:///absolute/path")
           .check(check_url)
           .help("URL of the dataset archive, instead of the one in datasets/registry.yaml"),
-      Key("download_sha256", kStr, D)
+      Key("download_sha256", kStr, kData)
           .null()
           .shape("64 hexadecimal digits")
           .check(check_sha256)
           .help("Expected SHA-256 of the downloaded archive"),
-      Key("download_timeout", kFloat, D)
+      Key("download_timeout", kFloat, kData)
           .above(0)
           .max(86400)  // finite: the HTTP client's timeouts are integers of milliseconds
           .help("Seconds a download may stall before the attempt fails"),
-      Key("download_retries", kInt, D).min(0).help("Further attempts after a failed download"),
+      Key("download_retries", kInt, kData).min(0).help("Further attempts after a failed download"),
 
       // ---- Distributed ----
-      Key("nproc", kInt, X).min(1).help("Processes to start on this node"),
-      Key("world_size", kInt, X).min(-1).help("Processes over all nodes; -1 (or 0) = nproc"),
-      Key("ip", kStr, X).help("Address of the rank-0 node"),
-      Key("port", kInt, X).min(1).max(65535).help("Port of the rank-0 node"),
-      Key("offset", kInt, X).min(0).help("Global rank of this node's first process"),
-      Key("local_rank", kInt, X)
+      Key("nproc", kInt, kDist).min(1).help("Processes to start on this node"),
+      Key("world_size", kInt, kDist).min(-1).help("Processes over all nodes; -1 (or 0) = nproc"),
+      Key("ip", kStr, kDist).help("Address of the rank-0 node"),
+      Key("port", kInt, kDist).min(1).max(65535).help("Port of the rank-0 node"),
+      Key("offset", kInt, kDist).min(0).help("Global rank of this node's first process"),
+      Key("local_rank", kInt, kDist)
           .null()
           .min(0)
           .help("Rank of this process on its node; set by the launcher, not by hand"),
-      Key("dist_backend", kStr, X)
+      Key("dist_backend", kStr, kDist)
           .choices({"auto", "gloo", "nccl"})
           .help("Collective backend: auto = nccl on CUDA, gloo on CPU"),
-      Key("dist_timeout", kFloat, X)
+      Key("dist_timeout", kFloat, kDist)
           .above(0)
           .max(604800)  // a week; finite, since c10d and Gloo take integer milliseconds
           .help("Seconds a rendezvous or collective may wait before failing"),
-      Key("socket_ifname", kStr, X)
+      Key("socket_ifname", kStr, kDist)
           .null()
           .help("Network interface for Gloo (as GLOO_SOCKET_IFNAME); ~ = the route to ip"),
-      Key("gradient_exchange", kStr, X)
+      Key("gradient_exchange", kStr, kDist)
           .choices({"auto", "dense", "sparse"})
           .help("Gradient averaging: dense all-reduce, sparse = only non-zero embedding rows, "
                 "auto = sparse when it sends under half the bytes"),

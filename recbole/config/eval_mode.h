@@ -24,7 +24,8 @@ struct EvalMode {
     if (m == "full") return EvalMode{Kind::kFull, 0};
     if (m == "labeled") return EvalMode{Kind::kLabeled, 0};
     const std::string kind = m.substr(0, 3);
-    if ((kind != "uni" && kind != "pop") || m.size() <= 3 || m.size() > 21) return std::nullopt;  // N below 10^18
+    if ((kind != "uni" && kind != "pop") || m.size() <= 3 || m.size() > 21)
+      return std::nullopt;  // N below 10^18
     int64_t n = 0;
     for (size_t i = 3; i < m.size(); ++i) {
       if (m[i] < '0' || m[i] > '9') return std::nullopt;

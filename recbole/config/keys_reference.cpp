@@ -144,7 +144,8 @@ std::string keys_reference_markdown() {
             "their defaults in its file under `configs/model/`; a key of another model is an "
             "error naming the chosen model's keys.\n\n";
     const bool models = section == "Model";
-    os << (models ? "| Model " : "") << "| Key | Type | Default (file) | Allowed values | Description |\n"
+    os << (models ? "| Model " : "")
+       << "| Key | Type | Default (file) | Allowed values | Description |\n"
        << (models ? "|---" : "") << "|---|---|---|---|---|\n";
     for (const auto& k : section_keys(section)) {
       if (models) os << "| " << model_of(k) << " ";

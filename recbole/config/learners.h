@@ -17,9 +17,9 @@ struct LearnerName {
 
 inline const std::vector<LearnerName>& learner_names() {
   static const std::vector<LearnerName> names = {
-      {Learner::kAdam, "adam"},         {Learner::kAdamW, "adamw"},
-      {Learner::kSgd, "sgd"},           {Learner::kAdagrad, "adagrad"},
-      {Learner::kRmsprop, "rmsprop"},   {Learner::kSparseAdam, "sparse_adam"}};
+      {Learner::kAdam, "adam"},       {Learner::kAdamW, "adamw"},
+      {Learner::kSgd, "sgd"},         {Learner::kAdagrad, "adagrad"},
+      {Learner::kRmsprop, "rmsprop"}, {Learner::kSparseAdam, "sparse_adam"}};
   return names;
 }
 

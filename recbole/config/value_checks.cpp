@@ -210,8 +210,7 @@ YAML::Node check_metrics(const YAML::Node& list) {
     if (first != nullptr && first->is_ranking() != row->is_ranking()) {
       throw InvalidValue("",
                          "ranking metrics or value metrics (" +
-                             evaluator::join_names(evaluator::value_metric_names()) +
-                             "), not both",
+                             evaluator::join_names(evaluator::value_metric_names()) + "), not both",
                          m);
     }
     if (first == nullptr) first = row;

@@ -344,7 +344,8 @@ int64_t parse_rows(LineReader& reader, const std::string& path,
               throw column_error(header[k], std::string_view(p, static_cast<size_t>(cell_end - p)));
             }
             if (std::isinf(v))
-              throw infinite_error(header[k], std::string_view(p, static_cast<size_t>(cell_end - p)));
+              throw infinite_error(header[k],
+                                   std::string_view(p, static_cast<size_t>(cell_end - p)));
             c.floats.push_back(v);
             break;
           }

@@ -36,7 +36,8 @@ struct Batch {
   // Calls f(tensor&) for every defined column, the feature fields included.
   template <typename F>
   void for_each_column(F&& f) {
-    for (torch::Tensor* t : {&users, &items, &neg_items, &labels, &item_seq, &item_seq_len, &history})
+    for (torch::Tensor* t :
+         {&users, &items, &neg_items, &labels, &item_seq, &item_seq_len, &history})
       if (t->defined()) f(*t);
     for (auto& [name, t] : features)
       if (t.defined()) f(t);

@@ -228,8 +228,8 @@ class DatasetLoader {
     if (opt().benchmark_filename.empty()) {
       const std::string path = file_path("inter");
       if (!fs::is_regular_file(path)) {
-        const std::string what = "the .inter file of dataset " + opt().dataset +
-                                 " under data_path " + opt().data_path;
+        const std::string what =
+            "the .inter file of dataset " + opt().dataset + " under data_path " + opt().data_path;
         if (fs::exists(path))
           throw DataError(path + ": is " +
                           (fs::is_directory(path) ? "a directory" : "not a regular file") +

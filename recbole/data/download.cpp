@@ -36,8 +36,9 @@ std::string url_file_name(const std::string& url) {
 }
 
 std::string strip_archive_extension(const std::string& file_name) {
-  static const char* kExtensions[] = {".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst", ".tgz", ".tbz2",
-                                      ".txz",    ".zip",     ".tar",    ".7z",      ".gz"};
+  static const char* const kExtensions[] = {".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst",
+                                            ".tgz",    ".tbz2",    ".txz",    ".zip",
+                                            ".tar",    ".7z",      ".gz"};
   for (const char* ext : kExtensions) {
     std::string e = ext;
     if (file_name.size() > e.size() && to_lower(file_name.substr(file_name.size() - e.size())) == e)

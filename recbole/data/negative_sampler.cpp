@@ -38,9 +38,10 @@ NegativeSampler::NegativeSampler(const InteractionMatrix& exclude, const std::st
   if (n_items_ < 2) throw DataError("negative sampling: the dataset has no items");
   for (int64_t u = 0; u < exclude.n_users(); ++u)
     if (exclude.row_size(static_cast<int32_t>(u)) >= n_items_ - 1)
-      throw DataError("negative sampling: user id " + std::to_string(u) +
-                      " has interacted with every item, so no negative item can be sampled; "
-                      "filter such users (user_inter_num_interval) or set train_neg_sample_args: ~");
+      throw DataError(
+          "negative sampling: user id " + std::to_string(u) +
+          " has interacted with every item, so no negative item can be sampled; "
+          "filter such users (user_inter_num_interval) or set train_neg_sample_args: ~");
   const uint64_t cells = static_cast<uint64_t>(exclude.n_users()) * static_cast<uint64_t>(n_items_);
   if (cells <= bitmap_limit_bytes * 8) {
     bits_.assign((cells + 63) / 64, 0);
@@ -120,7 +121,8 @@ void NegativeSampler::prefetch_filter(int64_t user) const {
     const uint64_t first = static_cast<uint64_t>(user) * static_cast<uint64_t>(n_items_) / 64;
     const uint64_t last = (static_cast<uint64_t>(user) + 1) * static_cast<uint64_t>(n_items_) / 64;
     if (last - first < kMaxWords)
-      for (uint64_t w = first & ~uint64_t{7}; w <= last; w += 8) __builtin_prefetch(bits_.data() + w);
+      for (uint64_t w = first & ~uint64_t{7}; w <= last; w += 8)
+        __builtin_prefetch(bits_.data() + w);
     return;
   }
   const int64_t* indptr = exclude_->indptr().data();

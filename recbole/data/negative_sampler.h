@@ -23,7 +23,9 @@ class Rng {
   explicit Rng(uint64_t seed);
   uint64_t next();
   // Uniform in [0, n) by multiply-shift (bias below n / 2^64).
-  uint64_t below(uint64_t n) { return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64); }
+  uint64_t below(uint64_t n) {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+  }
   double uniform() { return (next() >> 11) * 0x1.0p-53; }  // [0, 1)
 
  private:

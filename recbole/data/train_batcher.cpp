@@ -11,9 +11,8 @@
 namespace recbole::data {
 
 TrainBatcher::TrainBatcher(const std::vector<int32_t>& users, const std::vector<int32_t>& items,
-                           const NegativeSampler* sampler, int sample_num,
-                           int64_t train_batch_size, bool shuffle, uint64_t seed, int rank,
-                           int world_size)
+                           const NegativeSampler* sampler, int sample_num, int64_t train_batch_size,
+                           bool shuffle, uint64_t seed, int rank, int world_size)
     : users_(users),
       items_(items),
       sampler_(sampler),
@@ -77,14 +76,14 @@ void TrainBatcher::start_epoch(int64_t epoch) {
     auto bucket_of = [&](int64_t r) {
       return static_cast<int64_t>(
           (static_cast<unsigned __int128>(mix64(key + static_cast<uint64_t>(r))) *
-           static_cast<uint64_t>(buckets)) >> 64);
+           static_cast<uint64_t>(buckets)) >>
+          64);
     };
     // offsets[c * buckets + b]: where chunk c's first row of bucket b goes.
     std::vector<int64_t> offsets(static_cast<size_t>(chunks * buckets), 0);
     parallel_for(chunks, [&](int64_t c, int) {
       int64_t* count = offsets.data() + c * buckets;
-      for (int64_t r = c * part; r < std::min(n, (c + 1) * part); ++r)
-        ++count[bucket_of(r)];
+      for (int64_t r = c * part; r < std::min(n, (c + 1) * part); ++r) ++count[bucket_of(r)];
     });
     const std::vector<int64_t> bucket_begin = bucket_offsets(offsets, chunks, buckets);
     parallel_for(chunks, [&](int64_t c, int) {
@@ -95,7 +94,8 @@ void TrainBatcher::start_epoch(int64_t epoch) {
     parallel_for(buckets, [&](int64_t b, int) {
       Rng rng(key ^ mix64(static_cast<uint64_t>(b) + 0x9e3779b97f4a7c15ULL));
       UserItem* part = pairs + bucket_begin[static_cast<size_t>(b)];
-      const int64_t size = bucket_begin[static_cast<size_t>(b) + 1] - bucket_begin[static_cast<size_t>(b)];
+      const int64_t size =
+          bucket_begin[static_cast<size_t>(b) + 1] - bucket_begin[static_cast<size_t>(b)];
       for (int64_t i = size - 1; i > 0; --i)
         std::swap(part[i], part[rng.below(static_cast<uint64_t>(i + 1))]);
     });

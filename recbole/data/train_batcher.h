@@ -72,7 +72,7 @@ class TrainBatcher {
   HugeArray<UserItem> pairs_;
   int64_t cursor_ = 0;
   int64_t epoch_ = 0;
-  int64_t batch_ = 0;  // index of the next batch in this epoch
+  int64_t batch_ = 0;       // index of the next batch in this epoch
   uint64_t batch_key_ = 0;  // seeds the negative streams of the batch last returned
 };
 

@@ -9,10 +9,10 @@
 
 #include "recbole/config/config.h"
 #include "recbole/data/negative_sampler.h"
+#include "recbole/evaluator/cpu_topk.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/thread_pool.h"
-#include "recbole/evaluator/cpu_topk.h"
 
 namespace recbole::evaluator {
 
@@ -77,7 +77,9 @@ void append_row(RankingRecords& rec, const data::InteractionMatrix& positives, i
 // Per-row top-K results of one CPU pass, filled by the workers, appended in row order.
 struct TopkTable {
   explicit TopkTable(int64_t rows, int64_t kk)
-      : kk(kk), vals(static_cast<size_t>(rows * kk)), idx(static_cast<size_t>(rows * kk)),
+      : kk(kk),
+        vals(static_cast<size_t>(rows * kk)),
+        idx(static_cast<size_t>(rows * kk)),
         count(static_cast<size_t>(rows), 0) {}
   int64_t kk;
   std::vector<float> vals;
@@ -108,8 +110,8 @@ void Evaluator::collect_scores_cpu(models::Model& model, const RankingSource& so
         float* row = S + r * n_items_;
         row[0] = RowTopK::kNegInf;  // the padding item
         const MaskRow m = mask_row(source.mask(), q);
-        mask_items(row, 0, static_cast<int32_t>(n_items_), m.begin, m.end,
-                   positives.row_begin(q), positives.row_end(q));
+        mask_items(row, 0, static_cast<int32_t>(n_items_), m.begin, m.end, positives.row_begin(q),
+                   positives.row_end(q));
         if (rank_stats_)
           stats[r] = rank_stats(row, n_items_, positives.row_begin(q), positives.row_size(q));
         RowTopK topk(static_cast<int>(kk), &top.vals[r * kk], &top.idx[r * kk]);
@@ -129,9 +131,9 @@ void Evaluator::collect_scores_cpu(models::Model& model, const RankingSource& so
 }
 
 void Evaluator::collect_factors_cpu(models::Model& model, const torch::Tensor& user_factors,
-                                    const torch::Tensor& item_factors,
-                                    const RankingSource& source, const std::vector<int32_t>& users,
-                                    int64_t kk, RankingRecords& rec) const {
+                                    const torch::Tensor& item_factors, const RankingSource& source,
+                                    const std::vector<int32_t>& users, int64_t kk,
+                                    RankingRecords& rec) const {
   const data::InteractionMatrix& positives = source.positives();
   device_.check(user_factors, model.name(), "user score factors");
   device_.check(item_factors, model.name(), "item score factors");
@@ -140,8 +142,8 @@ void Evaluator::collect_factors_cpu(models::Model& model, const torch::Tensor& u
   const torch::Tensor I = item_factors.detach().to(torch::kFloat32).contiguous();
   if (U.dim() != 2 || I.dim() != 2 || U.size(1) != I.size(1) || I.size(0) != n_items_)
     throw Error(model.name() + ": score factors have shapes " + c10::str(U.sizes()) + " and " +
-                c10::str(I.sizes()) + ", expected [n_users, d] and [" +
-                std::to_string(n_items_) + ", d]");
+                c10::str(I.sizes()) + ", expected [n_users, d] and [" + std::to_string(n_items_) +
+                ", d]");
   const int64_t d = U.size(1);
   const int64_t n = static_cast<int64_t>(users.size());
   // Tiles: kUsers users × tile items of scores, about 1 MiB, so a tile is scored, masked and
@@ -149,7 +151,8 @@ void Evaluator::collect_factors_cpu(models::Model& model, const torch::Tensor& u
   // tiles: BLAS packs both operands for every tile, and 512 × 512 packs half as much per score
   // as 128 × 2048 (measured on 20M interactions: packing was a quarter of the GEMM time).
   constexpr int64_t kUsers = 512;
-  const int64_t tile = std::max<int64_t>(1, std::min<int64_t>((int64_t{1} << 18) / kUsers, n_items_));
+  const int64_t tile =
+      std::max<int64_t>(1, std::min<int64_t>((int64_t{1} << 18) / kUsers, n_items_));
   const int threads = ThreadPool::instance().threads();
   std::vector<std::vector<float>> score_buf(threads), user_buf(threads);
   TopkTable top(n, kk);
@@ -180,9 +183,9 @@ void Evaluator::collect_factors_cpu(models::Model& model, const torch::Tensor& u
         const int32_t u = users[lo + r];
         float* row = sb.data() + r * w;
         if (i0 == 0) row[0] = RowTopK::kNegInf;  // the padding item
-        hist[r].begin = mask_items(row, static_cast<int32_t>(i0), static_cast<int32_t>(i0 + w),
-                                   hist[r].begin, hist[r].end, positives.row_begin(u),
-                                   positives.row_end(u));
+        hist[r].begin =
+            mask_items(row, static_cast<int32_t>(i0), static_cast<int32_t>(i0 + w), hist[r].begin,
+                       hist[r].end, positives.row_begin(u), positives.row_end(u));
         topk[r].push(row, w, static_cast<int32_t>(i0));
       }
     }
@@ -203,9 +206,8 @@ torch::Tensor Evaluator::scores_for(models::Model& model, const RankingSource& s
   torch::Tensor scores = model.full_sort_predict(device_.place(source.batch(block_rows)));
   device_.check(scores, model.name(), "full_sort_predict scores");
   if (scores.dim() != 2 || scores.size(0) != b || scores.size(1) != n_items_)
-    throw Error(model.name() + ": full_sort_predict returned shape " +
-                c10::str(scores.sizes()) + ", expected [" + std::to_string(b) + ", " +
-                std::to_string(n_items_) + "]");
+    throw Error(model.name() + ": full_sort_predict returned shape " + c10::str(scores.sizes()) +
+                ", expected [" + std::to_string(b) + ", " + std::to_string(n_items_) + "]");
   if (scores.scalar_type() != torch::kFloat32) scores = scores.to(torch::kFloat32);
   return scores.clone().contiguous();  // masked in place; the model may hand out its own state
 }
@@ -215,8 +217,9 @@ RankingRecords Evaluator::collect(models::Model& model, const RankingSource& sou
   torch::NoGradGuard no_grad;
   const config::EvalMode& m = mode(phase);
   if (!m.ranking())
-    throw ConfigError("eval_args.mode: labeled evaluation needs labelled data; this task ranks "
-                      "items: expected full, uniN or popN");
+    throw ConfigError(
+        "eval_args.mode: labeled evaluation needs labelled data; this task ranks "
+        "items: expected full, uniN or popN");
   model.eval();
   const int64_t k = *std::max_element(settings_.topk.begin(), settings_.topk.end());
   const int64_t kk = std::min<int64_t>(k, n_items_);
@@ -371,7 +374,8 @@ RankingRecords gather(Dist& dist, const RankingRecords& local) {
   if (!dist.active()) return local;
   RankingRecords all;
   all.max_k = local.max_k;
-  all.topk_items = as_vector<int32_t>(dist.all_gather_cat(as_tensor(local.topk_items, torch::kInt32)));
+  all.topk_items =
+      as_vector<int32_t>(dist.all_gather_cat(as_tensor(local.topk_items, torch::kInt32)));
   all.hits = as_vector<uint8_t>(dist.all_gather_cat(as_tensor(local.hits, torch::kUInt8)));
   all.pos_len = as_vector<int32_t>(dist.all_gather_cat(as_tensor(local.pos_len, torch::kInt32)));
   all.pos_rank_sum =
@@ -393,13 +397,15 @@ ValueRecords gather(Dist& dist, const ValueRecords& local) {
 MetricValues Evaluator::evaluate(models::Model& model, const EvaluationSource& source,
                                  Phase phase) const {
   if (source.kind() == EvaluationSource::Kind::kRanking) {
-    RankingRecords rec = gather(dist_, collect(model, static_cast<const RankingSource&>(source), phase));
+    RankingRecords rec =
+        gather(dist_, collect(model, static_cast<const RankingSource&>(source), phase));
     return compute_metrics(settings_.metrics, settings_.topk, rec, context_,
                            settings_.decimal_place);
   }
   if (mode(phase).ranking())
     throw ConfigError("eval_args.mode: this task evaluates labelled data; expected labeled");
-  ValueRecords rec = gather(dist_, collect_values(model, static_cast<const LabeledSource&>(source)));
+  ValueRecords rec =
+      gather(dist_, collect_values(model, static_cast<const LabeledSource&>(source)));
   return compute_value_metrics(settings_.metrics, rec, settings_.decimal_place);
 }
 

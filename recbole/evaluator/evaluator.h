@@ -71,14 +71,12 @@ class Evaluator {
  private:
   // CPU, full ranking: the model's score blocks, masked and ranked row by row on the pool.
   void collect_scores_cpu(models::Model& model, const RankingSource& source,
-                          const std::vector<int32_t>& rows, int64_t kk,
-                          RankingRecords& rec) const;
+                          const std::vector<int32_t>& rows, int64_t kk, RankingRecords& rec) const;
   // CPU, full ranking, models with score factors over user rows: per worker, tiles of users ×
   // items scored by a GEMM, masked and merged into running top-K lists while in cache.
   void collect_factors_cpu(models::Model& model, const torch::Tensor& user_factors,
                            const torch::Tensor& item_factors, const RankingSource& source,
-                           const std::vector<int32_t>& rows, int64_t kk,
-                           RankingRecords& rec) const;
+                           const std::vector<int32_t>& rows, int64_t kk, RankingRecords& rec) const;
   // CUDA, and the sampled modes: masking and top-K as tensor ops on the device.
   void collect_on_device(models::Model& model, const RankingSource& source,
                          const std::vector<int32_t>& rows, const config::EvalMode& mode,

@@ -205,8 +205,9 @@ double gauc_rank(const RankingRecords& records) {
     total_pos += pos;
   }
   if (total_pos == 0) {
-    log::warning("GAUC: no user has both positive items and negative candidates, so GAUC is "
-                 "undefined (nan; null in result files)");
+    log::warning(
+        "GAUC: no user has both positive items and negative candidates, so GAUC is "
+        "undefined (nan; null in result files)");
   } else {
     if (dropped_no_pos)
       log::warning("GAUC: some users have no positive items; they are left out of GAUC");
@@ -264,17 +265,15 @@ const std::vector<MetricDef>& metric_defs() {
       for (const Formula& f : formulas()) {
         if (std::string(f.name) == info.name) formula = &f;
       }
-      const bool fits =
-          formula != nullptr &&
-          (info.kind == MetricKind::kPerUserTopk   ? formula->per_user != nullptr
-           : info.kind == MetricKind::kGlobalTopk ? formula->global != nullptr
-                                                   : formula->rank != nullptr);
+      const bool fits = formula != nullptr &&
+                        (info.kind == MetricKind::kPerUserTopk  ? formula->per_user != nullptr
+                         : info.kind == MetricKind::kGlobalTopk ? formula->global != nullptr
+                                                                : formula->rank != nullptr);
       if (!fits) {
         throw std::logic_error(std::string("metrics: registered ranking metric ") + info.name +
                                " has no formula of its kind in metrics.cpp");
       }
-      out.push_back({info, formula->per_user, formula->global, formula->rank,
-                     formula->needs_tail});
+      out.push_back({info, formula->per_user, formula->global, formula->rank, formula->needs_tail});
     }
     if (out.size() != formulas().size()) {
       throw std::logic_error(
@@ -403,10 +402,10 @@ std::vector<std::pair<std::string, double>> compute_metrics(const std::vector<st
       if (row != nullptr) {  // a value metric
         throw ConfigError("metrics: " + std::string(row->name) +
                           " is a value metric, computed in the labeled evaluation mode only; "
-                          "ranking metrics: " + known_list());
+                          "ranking metrics: " +
+                          known_list());
       }
-      throw ConfigError("metrics: unknown metric \"" + name + "\"; known metrics: " +
-                        known_list());
+      throw ConfigError("metrics: unknown metric \"" + name + "\"; known metrics: " + known_list());
     }
     if (std::find(defs.begin(), defs.end(), def) != defs.end()) continue;
     defs.push_back(def);

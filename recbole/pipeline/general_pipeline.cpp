@@ -49,8 +49,8 @@ models::ModelContext GeneralPipeline::model_context(const DeviceManager& device)
 }
 
 std::unique_ptr<TrainingSource> GeneralPipeline::training_source(models::InputType input,
-                                                                 const std::string& model,
-                                                                 int rank, int world_size) const {
+                                                                 const std::string& model, int rank,
+                                                                 int world_size) const {
   const InteractionData data{split_.train.users, split_.train.items, train_, item_count_};
   return make_training_source(input, model, data,
                               source_settings_from_config(config_, rank, world_size));

@@ -15,9 +15,8 @@ class GeneralPipeline : public TaskPipeline {
                   int64_t n_items);
 
   models::ModelContext model_context(const DeviceManager& device) const override;
-  std::unique_ptr<TrainingSource> training_source(models::InputType input,
-                                                  const std::string& model, int rank,
-                                                  int world_size) const override;
+  std::unique_ptr<TrainingSource> training_source(models::InputType input, const std::string& model,
+                                                  int rank, int world_size) const override;
   const evaluator::EvaluationSource& valid() const override { return valid_source_; }
   const evaluator::EvaluationSource& test() const override { return test_source_; }
   const std::vector<int64_t>& item_train_count() const override { return item_count_; }

@@ -49,7 +49,8 @@ std::unique_ptr<TrainingSource> make_training_source(models::InputType input,
       return std::make_unique<PairSource>(data, settings);
     case models::InputType::kPointwise:
       if (!settings.negatives.enabled())
-        throw ConfigError(model + " is a pointwise model: its labels come from sampled negatives, "
+        throw ConfigError(model +
+                          " is a pointwise model: its labels come from sampled negatives, "
                           "so train_neg_sample_args must not be null; expected e.g. "
                           "{distribution: uniform, sample_num: 1}");
       return std::make_unique<PointwiseSource>(data, settings);

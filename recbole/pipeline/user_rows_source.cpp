@@ -12,7 +12,8 @@ torch::Tensor dense_rows(const data::InteractionMatrix& x, const std::vector<int
   float* p = out.data_ptr<float>();
   for (int64_t r = 0; r < b; ++r) {
     const int32_t u = static_cast<int32_t>(users[r]);
-    for (const int32_t* it = x.row_begin(u); it != x.row_end(u); ++it) p[r * x.n_items() + *it] = 1.0f;
+    for (const int32_t* it = x.row_begin(u); it != x.row_end(u); ++it)
+      p[r * x.n_items() + *it] = 1.0f;
   }
   return out;
 }

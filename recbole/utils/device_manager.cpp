@@ -34,10 +34,10 @@ torch::Device resolve(const DeviceSettings& s) {
     }
   }
   if (!compat::cuda_available() || index >= compat::cuda_device_count()) {
-    const std::string why = compat::cuda_available()
-                                ? "only " + std::to_string(compat::cuda_device_count()) +
-                                      " CUDA device(s) are visible"
-                                : "this libtorch has no CUDA or no GPU is visible";
+    const std::string why =
+        compat::cuda_available()
+            ? "only " + std::to_string(compat::cuda_device_count()) + " CUDA device(s) are visible"
+            : "this libtorch has no CUDA or no GPU is visible";
     if (s.strict)
       throw DeviceError("device: cuda:" + std::to_string(index) + " was asked for but " + why +
                         " (strict_device is set)");
@@ -58,9 +58,10 @@ DeviceManager::DeviceManager(const DeviceSettings& settings)
   // of this machine). BLAS gets the same count for the large products of fits; the CPU
   // evaluation kernel lowers it to 1 per worker while it runs.
   if (settings_.torch_num_threads > 0) torch::set_num_threads(settings_.torch_num_threads);
-  cpu_threads_ = settings_.num_threads > 0
-                     ? resolve_num_threads(settings_.num_threads)
-                     : std::max(1, resolve_num_threads(0) / std::max(1, settings_.local_world_size));
+  cpu_threads_ =
+      settings_.num_threads > 0
+          ? resolve_num_threads(settings_.num_threads)
+          : std::max(1, resolve_num_threads(0) / std::max(1, settings_.local_world_size));
   ThreadPool::instance().set_threads(cpu_threads_);
   set_blas_threads(cpu_threads_);
   if (device_.is_cuda() && settings_.reproducibility) {

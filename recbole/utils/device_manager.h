@@ -26,9 +26,9 @@ struct DeviceSettings {
   int local_rank = 0;           // with device cuda (no index), rank r uses cuda:r
   uint64_t seed = 2020;
   bool reproducibility = true;
-  int num_threads = 0;          // recbole's CPU pool and BLAS threads; 0 = cores / local procs
-  int torch_num_threads = 1;    // libtorch intra-op threads; 0 = leave libtorch's default
-  int local_world_size = 1;     // processes sharing this machine (divide the cores)
+  int num_threads = 0;        // recbole's CPU pool and BLAS threads; 0 = cores / local procs
+  int torch_num_threads = 1;  // libtorch intra-op threads; 0 = leave libtorch's default
+  int local_world_size = 1;   // processes sharing this machine (divide the cores)
 };
 
 class DeviceManager {
@@ -55,7 +55,9 @@ class DeviceManager {
 
   // Brings a tensor to host memory for CPU-side work (top-K lists, sparse loops, hashes); the
   // only other way tensors move. A no-op for CPU tensors.
-  static torch::Tensor to_host(const torch::Tensor& t) { return t.is_cpu() ? t : t.to(torch::kCPU); }
+  static torch::Tensor to_host(const torch::Tensor& t) {
+    return t.is_cpu() ? t : t.to(torch::kCPU);
+  }
 
   // Throws DeviceError unless `t` is defined and on device(): "<model>: <what> is on cuda:0,
   // expected cpu (the device manager's device)".

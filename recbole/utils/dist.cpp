@@ -17,9 +17,9 @@
 #include <cstring>
 #include <string>
 
+#include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#include <torch/torch.h>
 
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
@@ -76,11 +76,13 @@ DistSettings detect_dist_settings(const config::Config& config) {
     s.launcher = "recbole";
     s.rank = env_int("RECBOLE_RANK", "recbole_run");
     s.world_size = env_int("RECBOLE_WORLD_SIZE", "recbole_run");
-    s.local_rank = env("RECBOLE_LOCAL_RANK") ? env_int("RECBOLE_LOCAL_RANK", "recbole_run") : s.rank;
+    s.local_rank =
+        env("RECBOLE_LOCAL_RANK") ? env_int("RECBOLE_LOCAL_RANK", "recbole_run") : s.rank;
     if (env("RECBOLE_MASTER_PORT")) s.master_port = env_port("RECBOLE_MASTER_PORT", "recbole_run");
     // --nproc starts its processes on this machine; with --offset, the world spans machines.
     s.local_world_size = env("RECBOLE_LOCAL_WORLD_SIZE")
-                             ? env_int("RECBOLE_LOCAL_WORLD_SIZE", "recbole_run") : s.world_size;
+                             ? env_int("RECBOLE_LOCAL_WORLD_SIZE", "recbole_run")
+                             : s.world_size;
   } else if (env("RANK") && env("WORLD_SIZE")) {
     s.launcher = "torchrun";
     s.rank = env_int("RANK", "torchrun");
@@ -97,10 +99,11 @@ DistSettings detect_dist_settings(const config::Config& config) {
     s.launcher = "openmpi";
     s.rank = env_int("OMPI_COMM_WORLD_RANK", "OpenMPI");
     s.world_size = env_int("OMPI_COMM_WORLD_SIZE", "OpenMPI");
-    s.local_rank = env("OMPI_COMM_WORLD_LOCAL_RANK")
-                       ? env_int("OMPI_COMM_WORLD_LOCAL_RANK", "OpenMPI") : 0;
+    s.local_rank =
+        env("OMPI_COMM_WORLD_LOCAL_RANK") ? env_int("OMPI_COMM_WORLD_LOCAL_RANK", "OpenMPI") : 0;
     s.local_world_size = env("OMPI_COMM_WORLD_LOCAL_SIZE")
-                             ? env_int("OMPI_COMM_WORLD_LOCAL_SIZE", "OpenMPI") : s.world_size;
+                             ? env_int("OMPI_COMM_WORLD_LOCAL_SIZE", "OpenMPI")
+                             : s.world_size;
   } else if (env("SLURM_PROCID") && env("SLURM_NTASKS") &&
              (env("SLURM_STEP_ID") || env("SLURM_STEPID"))) {
     s.launcher = "slurm";
@@ -125,14 +128,17 @@ DistSettings detect_dist_settings(const config::Config& config) {
       s.launcher = "config";
       s.world_size = static_cast<int>(world);
       s.local_rank = config.has("local_rank") && !config.is_null("local_rank")
-                         ? static_cast<int>(config.get_int("local_rank")) : 0;
+                         ? static_cast<int>(config.get_int("local_rank"))
+                         : 0;
       s.rank = s.local_rank + static_cast<int>(config.get_int("offset"));
       s.local_world_size = s.world_size;  // unknown: assume every process shares this machine
     }
   }
   s.gradient_exchange = config.get_string("gradient_exchange");
-  if (!config.is_null("socket_ifname")) s.socket_ifname = config.get_string("socket_ifname");
-  else if (env("GLOO_SOCKET_IFNAME")) s.socket_ifname = env("GLOO_SOCKET_IFNAME");
+  if (!config.is_null("socket_ifname"))
+    s.socket_ifname = config.get_string("socket_ifname");
+  else if (env("GLOO_SOCKET_IFNAME"))
+    s.socket_ifname = env("GLOO_SOCKET_IFNAME");
   if (s.world_size < 1 || s.rank < 0 || s.rank >= s.world_size)
     throw DistError("launcher " + s.launcher + " gave rank " + std::to_string(s.rank) +
                     " and world size " + std::to_string(s.world_size) +
@@ -203,10 +209,14 @@ std::string local_address_towards(const std::string& host, int port, const std::
     ::close(fd);
   }
   ::freeaddrinfo(found);
-  throw DistError("no route from this host (" + this_hostname() + ") to the rank-0 address " + host +
-                  " (" + error + "): check that the machine running rank 0 is up and reachable "
-                  "from here (ping " + host + "), or name the interface to use with "
-                  "GLOO_SOCKET_IFNAME or socket_ifname; " + where);
+  throw DistError("no route from this host (" + this_hostname() + ") to the rank-0 address " +
+                  host + " (" + error +
+                  "): check that the machine running rank 0 is up and reachable "
+                  "from here (ping " +
+                  host +
+                  "), or name the interface to use with "
+                  "GLOO_SOCKET_IFNAME or socket_ifname; " +
+                  where);
 }
 
 // The first IPv4 (else IPv6) address of interface `ifname`, or "" when it has none.
@@ -286,7 +296,8 @@ std::vector<std::string> probe_peers(const std::vector<std::string>& targets, do
   size_t open = fds.size();
   while (open > 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now()).count();
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
     if (left <= 0 || ::poll(fds.data(), fds.size(), static_cast<int>(left)) <= 0) break;
     for (size_t k = 0; k < fds.size(); ++k) {
       if (fds[k].fd < 0 || fds[k].revents == 0) continue;
@@ -294,8 +305,9 @@ std::vector<std::string> probe_peers(const std::vector<std::string>& targets, do
       socklen_t len = sizeof err;
       ::getsockopt(fds[k].fd, SOL_SOCKET, SO_ERROR, &err, &len);
       verdict[which[k]] = err == 0 ? "reachable"
-                          : err == ECONNREFUSED || err == ECONNRESET ? "not running (connection refused)"
-                                                : std::string("unreachable (") + std::strerror(err) + ")";
+                          : err == ECONNREFUSED || err == ECONNRESET
+                              ? "not running (connection refused)"
+                              : std::string("unreachable (") + std::strerror(err) + ")";
       ::close(fds[k].fd);
       fds[k].fd = -1;
       --open;
@@ -311,8 +323,8 @@ std::vector<std::string> probe_peers(const std::vector<std::string>& targets, do
 
 std::string where(const DistSettings& s) {
   return "store " + s.master_addr + ":" + std::to_string(s.master_port) + ", rank " +
-         std::to_string(s.rank) + " of world size " + std::to_string(s.world_size) +
-         " (launcher " + s.launcher + ", dist_timeout " + seconds_text(s.timeout_s) + ")";
+         std::to_string(s.rank) + " of world size " + std::to_string(s.world_size) + " (launcher " +
+         s.launcher + ", dist_timeout " + seconds_text(s.timeout_s) + ")";
 }
 
 }  // namespace
@@ -331,8 +343,10 @@ Dist::Dist(const DistSettings& settings, bool cuda) : settings_(settings), host_
   if (!settings_.socket_ifname.empty()) {
     address = interface_address(settings_.socket_ifname);
     if (address.empty())
-      throw DistError("network interface \"" + settings_.socket_ifname + "\" (socket_ifname or "
-                      "GLOO_SOCKET_IFNAME) has no address on host " + host_ +
+      throw DistError("network interface \"" + settings_.socket_ifname +
+                      "\" (socket_ifname or "
+                      "GLOO_SOCKET_IFNAME) has no address on host " +
+                      host_ +
                       ": expected the name of an interface that reaches rank 0 (see `ip addr`); " +
                       where(settings_));
   } else {
@@ -368,10 +382,12 @@ Dist::Dist(const DistSettings& settings, bool cuda) : settings_(settings), host_
     declared.assign(mine.begin(), mine.end());
   }
   if (std::string(declared.begin(), declared.end()) != mine)
-    throw DistError("world size mismatch: this rank (host " + host_ + ") was started with world "
-                    "size " + mine + ", another rank with " +
-                    std::string(declared.begin(), declared.end()) +
-                    "; start every rank with the same WORLD_SIZE / world_size; " + where(settings_));
+    throw DistError("world size mismatch: this rank (host " + host_ +
+                    ") was started with world "
+                    "size " +
+                    mine + ", another rank with " + std::string(declared.begin(), declared.end()) +
+                    "; start every rank with the same WORLD_SIZE / world_size; " +
+                    where(settings_));
   try {
     auto options = c10d::ProcessGroupGloo::Options::create(timeout);
     options->devices.push_back(
@@ -383,7 +399,8 @@ Dist::Dist(const DistSettings& settings, bool cuda) : settings_(settings), host_
     // Every rank's host and probe port, for messages that name the machine of a lost peer.
     int probe_port = 0;
     impl_->probe_fd = open_probe_listener(address, probe_port);
-    const std::string me = host_ + "\n" + (impl_->probe_fd >= 0 ? address + ":" + std::to_string(probe_port) : "");
+    const std::string me =
+        host_ + "\n" + (impl_->probe_fd >= 0 ? address + ":" + std::to_string(probe_port) : "");
     impl_->store->set("recbole/host/" + std::to_string(settings_.rank),
                       std::vector<uint8_t>(me.begin(), me.end()));
     for (int r = 0; r < settings_.world_size; ++r) {
@@ -435,12 +452,13 @@ void Dist::run_collective(const std::string& what, int64_t bytes, F&& f) {
       list += std::string(list.empty() ? "" : "; ") + "rank " + std::to_string(r) + " on host " +
               host_of(static_cast<int>(r)) + (verdict[r] == "reachable" ? "" : ": " + verdict[r]);
     }
-    throw DistError(what + " failed on host " + host_ + " at " + where(settings_) + ": " +
-                    short_message(e) +
-                    (lost.empty() ? "\nA peer process probably died or stopped responding; see its log."
-                                  : "\nNot answering (a process that exited may have stopped "
-                                    "because of this same failure): " + lost + ".") +
-                    (alive.empty() ? "" : "\nStill answering: " + alive + "."));
+    throw DistError(
+        what + " failed on host " + host_ + " at " + where(settings_) + ": " + short_message(e) +
+        (lost.empty() ? "\nA peer process probably died or stopped responding; see its log."
+                      : "\nNot answering (a process that exited may have stopped "
+                        "because of this same failure): " +
+                            lost + ".") +
+        (alive.empty() ? "" : "\nStill answering: " + alive + "."));
   }
   traffic_.collectives += 1;
   traffic_.bytes += bytes;

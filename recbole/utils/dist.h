@@ -27,8 +27,8 @@ struct DistSettings {
   std::string master_addr = "127.0.0.1";
   int master_port = 5678;
   double timeout_s = 1800;
-  std::string backend = "auto";  // auto | gloo | nccl
-  std::string launcher = "none";  // none | recbole | torchrun | openmpi | slurm | config
+  std::string backend = "auto";           // auto | gloo | nccl
+  std::string launcher = "none";          // none | recbole | torchrun | openmpi | slurm | config
   bool store_hosted_by_launcher = false;  // torchrun hosts the store: every rank is a client
   // The network interface Gloo binds to (config key socket_ifname, else GLOO_SOCKET_IFNAME);
   // empty: the local address of the route to master_addr.

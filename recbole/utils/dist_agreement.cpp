@@ -56,7 +56,8 @@ std::map<std::string, std::string> config_lines(const std::string& text) {
 std::string rank_list(const std::vector<int>& ranks, const Dist& dist) {
   std::string s;
   for (int r : ranks)
-    s += std::string(s.empty() ? "" : ", ") + "rank " + std::to_string(r) + " on host " + dist.host_of(r);
+    s += std::string(s.empty() ? "" : ", ") + "rank " + std::to_string(r) + " on host " +
+         dist.host_of(r);
   return s;
 }
 
@@ -70,9 +71,9 @@ std::string hex(uint64_t h) {
 
 bool key_may_differ_between_ranks(const std::string& key) {
   static const std::set<std::string> per_rank = {
-      "data_path", "checkpoint_dir", "log_dir", "result_file", "nproc", "offset", "local_rank",
-      "num_threads", "torch_num_threads", "show_progress", "state", "socket_ifname",
-      "download_url", "download_timeout", "download_retries"};
+      "data_path", "checkpoint_dir", "log_dir",      "result_file",       "nproc",
+      "offset",    "local_rank",     "num_threads",  "torch_num_threads", "show_progress",
+      "state",     "socket_ifname",  "download_url", "download_timeout",  "download_retries"};
   return per_rank.count(key) > 0;
 }
 
@@ -125,8 +126,8 @@ void check_ranks_agree(const config::Config& config, const data::SplitDataset& s
     torch::Tensor bytes = torch::empty({static_cast<int64_t>(config_text.size())}, torch::kUInt8);
     std::memcpy(bytes.data_ptr(), config_text.data(), config_text.size());
     const torch::Tensor texts = dist.all_gather_cat(bytes);
-    const torch::Tensor lengths =
-        dist.all_gather_cat(torch::tensor({static_cast<int64_t>(config_text.size())}, torch::kInt64));
+    const torch::Tensor lengths = dist.all_gather_cat(
+        torch::tensor({static_cast<int64_t>(config_text.size())}, torch::kInt64));
     std::vector<std::map<std::string, std::string>> per_rank;
     int64_t at = 0;
     for (int r = 0; r < dist.world_size(); ++r) {
@@ -146,7 +147,8 @@ void check_ranks_agree(const config::Config& config, const data::SplitDataset& s
         const std::string va = a == per_rank[0].end() ? "(absent)" : a->second;
         const std::string vb = b == per_rank[r].end() ? "(absent)" : b->second;
         if (va != vb)
-          problems += "\n  " + k + ": rank 0 has " + va + ", rank " + std::to_string(r) + " has " + vb;
+          problems +=
+              "\n  " + k + ": rank 0 has " + va + ", rank " + std::to_string(r) + " has " + vb;
       }
     }
     problems += "\nStart every rank with the same model, dataset, config files and options.";
@@ -163,8 +165,10 @@ void check_ranks_agree(const config::Config& config, const data::SplitDataset& s
   if (!problems.empty())
     throw DistError("ranks disagree before training (this is rank " + std::to_string(dist.rank()) +
                     " on host " + dist.host() + "): " + problems);
-  log::info("all " + std::to_string(dist.world_size()) + " ranks agree on the configuration and "
-            "on the dataset split (hash " + hex(split_h[0]) + ")");
+  log::info("all " + std::to_string(dist.world_size()) +
+            " ranks agree on the configuration and "
+            "on the dataset split (hash " +
+            hex(split_h[0]) + ")");
 }
 
 }  // namespace recbole

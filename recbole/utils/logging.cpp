@@ -25,11 +25,16 @@ State& state() {
 
 const char* level_name(Level l) {
   switch (l) {
-    case Level::kDebug: return "DEBUG";
-    case Level::kInfo: return "INFO";
-    case Level::kWarning: return "WARNING";
-    case Level::kError: return "ERROR";
-    case Level::kCritical: return "CRITICAL";
+    case Level::kDebug:
+      return "DEBUG";
+    case Level::kInfo:
+      return "INFO";
+    case Level::kWarning:
+      return "WARNING";
+    case Level::kError:
+      return "ERROR";
+    case Level::kCritical:
+      return "CRITICAL";
   }
   return "INFO";
 }

@@ -16,8 +16,8 @@
 
 #include "recbole/config/config.h"
 #include "recbole/config/config_keys.h"
-#include "recbole/config/model_keys.h"
 #include "recbole/config/embedded_configs.h"
+#include "recbole/config/model_keys.h"
 #include "recbole/utils/error.h"
 
 namespace fs = std::filesystem;
@@ -603,9 +603,10 @@ TEST_CASE("metric names come from the evaluator's registry", "[config][metrics]"
             {}, {{"metrics", "[AUC]"}, {"valid_metric", "AUC"}, {"eval_args", "{mode: labeled}"}})
             .get_bool("valid_metric_bigger"));
   for (const char* smaller : {"MAE", "RMSE"}) {
-    CHECK_FALSE(build_with({}, {{"metrics", smaller}, {"valid_metric", smaller},
-                                {"eval_args", "{mode: labeled}"}})
-                    .get_bool("valid_metric_bigger"));
+    CHECK_FALSE(
+        build_with(
+            {}, {{"metrics", smaller}, {"valid_metric", smaller}, {"eval_args", "{mode: labeled}"}})
+            .get_bool("valid_metric_bigger"));
   }
   // Not with full ranking (the default mode) or sampled ranking, in either phase.
   CHECK(err({{"metrics", "[AUC]"}, {"valid_metric", "AUC"}}) ==
@@ -660,8 +661,7 @@ TEST_CASE("missing files and YAML syntax errors", "[config]") {
   CHECK(error_of([&] { build_with({empty}); }) == "");
   // A second document used to be dropped unread (with its invalid value).
   std::string multi = dir.write("multi.yaml", "epochs: 1\n---\nlearning_rate: abc\n");
-  CHECK(error_of([&] { build_with({multi}); }).rfind(multi + ":3: a second YAML document", 0) ==
-        0);
+  CHECK(error_of([&] { build_with({multi}); }).rfind(multi + ":3: a second YAML document", 0) == 0);
   std::string tab = dir.write("tab.yaml", "eval_args:\n\tmode: full\n");
   CHECK(error_of([&] { build_with({tab}); }).find("a tab indents line 2") != std::string::npos);
   // Nine levels of aliases, 10 references each: 10⁹ values to check (the run hung).
@@ -673,8 +673,9 @@ TEST_CASE("missing files and YAML syntax errors", "[config]") {
   }
   std::string bomb = dir.write("bomb.yaml", "topk: " + expr + "\n");
   CHECK(error_of([&] { build_with({bomb}); }) ==
-        bomb + ": more than 100000 values once YAML aliases (*name) are expanded; expected a "
-               "config file");
+        bomb +
+            ": more than 100000 values once YAML aliases (*name) are expanded; expected a "
+            "config file");
 }
 
 TEST_CASE("dump groups keys by category with their sources", "[config]") {
@@ -748,8 +749,8 @@ TEST_CASE("declarations and shipped YAML files agree", "[config]") {
   // Every model with keys has its file, and sets each of its keys there (and only them).
   for (const auto& [m, keys] : all_model_keys()) {
     INFO(m);
-    CHECK(std::find(config_files.begin(), config_files.end(),
-                    "configs/model/" + m + ".yaml") != config_files.end());
+    CHECK(std::find(config_files.begin(), config_files.end(), "configs/model/" + m + ".yaml") !=
+          config_files.end());
     std::set<std::string> declared;
     for (const auto& k : keys) declared.insert(k.name);
     CHECK(declared == keys_of_model[m]);
@@ -814,7 +815,8 @@ TEST_CASE("model keys belong to their model: another model's key names the chose
                       Catch::Contains("did you mean \"knn_method\"?"));
 }
 
-TEST_CASE("the dump lists only the chosen model's keys under the model section", "[config][model_keys]") {
+TEST_CASE("the dump lists only the chosen model's keys under the model section",
+          "[config][model_keys]") {
   const std::string d = build_with({}, {}, {}, "ADMMSLIM").dump();
   CHECK(d.find("Model Hyper Parameters:\nlambda1 = 3.0") != std::string::npos);
   CHECK(d.find("embedding_size") == std::string::npos);

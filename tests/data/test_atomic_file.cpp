@@ -116,9 +116,12 @@ TEST_CASE("reader: bytes that would garble an error message are written as \\xNN
   // A NUL inside a cell (it used to cut the message off), and a binary header.
   static const char kNul[] = "u:token\tt:float\na\t4\0garbage\n";
   const std::string nul = dir.write("nul.inter", std::string(kNul, sizeof kNul - 1));
-  REQUIRE_THROWS_WITH(read_atomic_file(nul, fo),
-                      Catch::Contains(":2: column t:float: cannot parse \"4\\x00garbage\" as a float"));
-  static const char kElf[] = "\x7f" "ELF\x02\x01\xff\tx:token\n";
+  REQUIRE_THROWS_WITH(
+      read_atomic_file(nul, fo),
+      Catch::Contains(":2: column t:float: cannot parse \"4\\x00garbage\" as a float"));
+  static const char kElf[] =
+      "\x7f"
+      "ELF\x02\x01\xff\tx:token\n";
   const std::string elf = dir.write("elf.inter", std::string(kElf, sizeof kElf - 1));
   REQUIRE_THROWS_WITH(read_atomic_file(elf, fo),
                       Catch::Contains("header entry \"\\x7fELF\\x02\\x01\\xff\" is not"));
@@ -137,18 +140,22 @@ TEST_CASE("reader: the header line repeated among the rows is an error at its li
                       Catch::Contains(path + ":3: the header line again"));
 }
 
-TEST_CASE("reader: an infinite float is an error naming the file, line and column",
-          "[atomic]") {
+TEST_CASE("reader: an infinite float is an error naming the file, line and column", "[atomic]") {
   TempDir dir;
   AtomicFileOptions fo;
   for (const std::string bad : {"inf", "-Infinity", "1e400"}) {
-    const std::string path =
-        dir.write("inf.inter", "u:token\tr:float\n" "a\t1\n" "b\t" + bad + "\n");
-    REQUIRE_THROWS_WITH(read_atomic_file(path, fo),
-                        Catch::Contains(path + ":3: column r:float: value \"" + bad +
-                                        "\" is not finite"));
+    const std::string path = dir.write("inf.inter",
+                                       "u:token\tr:float\n"
+                                       "a\t1\n"
+                                       "b\t" +
+                                           bad + "\n");
+    REQUIRE_THROWS_WITH(
+        read_atomic_file(path, fo),
+        Catch::Contains(path + ":3: column r:float: value \"" + bad + "\" is not finite"));
   }
-  const std::string seq = dir.write("seq.inter", "u:token\tv:float_seq\n" "a\t1 inf 2\n");
+  const std::string seq = dir.write("seq.inter",
+                                    "u:token\tv:float_seq\n"
+                                    "a\t1 inf 2\n");
   REQUIRE_THROWS_WITH(read_atomic_file(seq, fo),
                       Catch::Contains(seq + ":2: column v:float_seq: value \"inf\" is not finite"));
 }

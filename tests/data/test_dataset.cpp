@@ -125,8 +125,8 @@ TEST_CASE("inter-num intervals: min, max, both sides, k-core to a fixed point", 
     const char* item_interval;
     int64_t n_users, n_items;
   };
-  const Case cases[] = {{"[2,inf)", "", 6, 7},         {"", "[2,inf)", 7, 6},
-                        {"(-inf,2]", "", 6, 7},        {"", "(-inf,2]", 5, 5},
+  const Case cases[] = {{"[2,inf)", "", 6, 7},        {"", "[2,inf)", 7, 6},
+                        {"(-inf,2]", "", 6, 7},       {"", "(-inf,2]", 5, 5},
                         {"[2,inf)", "[2,inf)", 5, 5}, {"[2,3]", "[2,inf)", 3, 3}};
   for (const Case& c : cases) {
     INFO("user " << c.user_interval << ", item " << c.item_interval);

@@ -77,7 +77,8 @@ TEST_CASE("TrainBatcher covers every row once per epoch, reproducibly", "[data]"
     while (b.next(pb)) {
       REQUIRE(pb.neg_items.size() == pb.users.size());
       for (int64_t k = 0; k < pb.size(); ++k) {
-        REQUIRE_FALSE(m.contains(static_cast<int32_t>(pb.users[k]), static_cast<int32_t>(pb.neg_items[k])));
+        REQUIRE_FALSE(
+            m.contains(static_cast<int32_t>(pb.users[k]), static_cast<int32_t>(pb.neg_items[k])));
         rows.emplace_back(pb.users[k], pb.pos_items[k]);
       }
     }
@@ -85,8 +86,8 @@ TEST_CASE("TrainBatcher covers every row once per epoch, reproducibly", "[data]"
   };
   auto a = epoch_rows(42, 0, 1, 0);
   REQUIRE(a.size() == 103);
-  REQUIRE(a == epoch_rows(42, 0, 1, 0));    // same seed, same order
-  REQUIRE(a != epoch_rows(42, 0, 1, 1));    // a new epoch reshuffles
+  REQUIRE(a == epoch_rows(42, 0, 1, 0));  // same seed, same order
+  REQUIRE(a != epoch_rows(42, 0, 1, 1));  // a new epoch reshuffles
   // Two ranks split every batch between them and together see each row exactly once.
   auto r0 = epoch_rows(42, 0, 2, 0), r1 = epoch_rows(42, 1, 2, 0);
   REQUIRE(r0.size() + r1.size() == 103);
@@ -123,7 +124,8 @@ TEST_CASE("the per-row filter path draws exactly the negatives the bitmap path d
   for (int32_t i = 1; i < n_items - 2; ++i) users.push_back(1), items.push_back(i);
   users.push_back(2), items.push_back(17);
   for (int32_t u = 3; u < 40; ++u)
-    for (int32_t k = 0; k < u; ++k) users.push_back(u), items.push_back(1 + (u * 37 + k * 11) % (n_items - 1));
+    for (int32_t k = 0; k < u; ++k)
+      users.push_back(u), items.push_back(1 + (u * 37 + k * 11) % (n_items - 1));
   InteractionMatrix m(41, n_items, users, items);
   for (const char* distribution : {"uniform", "popularity"}) {
     std::vector<int64_t> counts(n_items, 1);

@@ -313,7 +313,8 @@ TEST_CASE("unused_col columns are not dumped", "[split]") {
 TEST_CASE("unused_col naming an id field or a missing column is an error", "[split]") {
   DatasetOptions o = testing::ml100k_options();
   o.unused_col = {{"inter", {"item_id"}}};  // the dumped split would have no items
-  REQUIRE_THROWS_WITH(Dataset::load(o), Catch::Contains("unused_col: inter: \"item_id\" is an id field"));
+  REQUIRE_THROWS_WITH(Dataset::load(o),
+                      Catch::Contains("unused_col: inter: \"item_id\" is an id field"));
   o.unused_col = {{"inter", {"nosuch"}}};
   REQUIRE_THROWS_WITH(Dataset::load(o), Catch::Contains("unused_col: inter: no column \"nosuch\""));
 }
@@ -348,7 +349,8 @@ TEST_CASE("benchmark parts whose column types differ name the types", "[split]")
   o.load_col.reset();
   o.benchmark_filename = {"train", "valid", "test"};
   // The names alone are the same: the message used to list two identical name lists.
-  REQUIRE_THROWS_WITH(Dataset::load(o), Catch::Contains("rating:token") && Catch::Contains("rating:float"));
+  REQUIRE_THROWS_WITH(Dataset::load(o),
+                      Catch::Contains("rating:token") && Catch::Contains("rating:float"));
 }
 
 TEST_CASE("TO compares times as float32, as RecBole's tensors do (ties keep file order)",

@@ -155,7 +155,8 @@ TEST_CASE("split_dataset matches a plain reference split on random tables", "[sp
     const Dataset ds = Dataset::load(o);
     for (const EvalArgs& args : all_eval_args()) {
       o.eval_args = args;
-      INFO(t.rows << " rows, " << t.users << " users, " << threads << " threads: " << describe(args));
+      INFO(t.rows << " rows, " << t.users << " users, " << threads
+                  << " threads: " << describe(args));
       const SplitDataset got = split_dataset(ds, o);
       const SplitDataset want = reference_split(ds, o);
       CHECK(got.train.rows == want.train.rows);

@@ -2,19 +2,17 @@
 // Gloo on the CPU. Each case is one of the failures users reported with other frameworks.
 #include <catch2/catch.hpp>
 
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
-#include <functional>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -23,126 +21,40 @@
 
 #include <nlohmann/json.hpp>
 
-extern char** environ;
+#include "dist_test_util.h"
+
+using namespace recbole::testing;
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Proc {
-  pid_t pid = -1;
-  std::string log;
-};
-
-const std::string kRun = std::string(RECBOLE_TOOLS_DIR) + "/recbole_run";
-
-// RecBole's test dataset (6016 interactions, 171 users) with its last line's stray fifth field
-// dropped: recbole-cpp rejects rows with more fields than the header, which pandas tolerated.
+// The small test dataset as dataset "test", written once per test process.
 std::string small_dataset_path() {
   static const std::string dir = [] {
-    const fs::path root = fs::temp_directory_path() / ("recbole_dist_data_" + std::to_string(getpid()));
-    fs::create_directories(root / "test");
-    std::ifstream in(std::string(RECBOLE_SHARED_DIR) + "/datasets/recbole-tests/test_data/test/test.inter");
-    std::ofstream out(root / "test" / "test.inter");
-    std::string line;
-    while (std::getline(in, line)) {
-      size_t pos = 0;
-      for (int f = 0; f < 4 && pos != std::string::npos; ++f) pos = line.find('\t', pos + (f ? 1 : 0));
-      out << (pos == std::string::npos ? line : line.substr(0, pos)) << "\n";
-    }
+    const fs::path root =
+        fs::temp_directory_path() / ("recbole_dist_data_" + std::to_string(getpid()));
+    write_small_dataset((root / "test").string(), "test");
     return root.string();
   }();
   return dir;
 }
 
 std::vector<std::string> base_args(const std::string& workdir, const std::string& extra_result) {
-  return {kRun, "--model=BPR", "--dataset=test", "--data_path=" + small_dataset_path(),
-          "--show_progress=false", "--state=INFO", "--checkpoint_dir=" + workdir + "/saved",
-          "--log_dir=" + workdir + "/log", "--result_file=" + workdir + "/" + extra_result};
+  return {kRun,
+          "--model=BPR",
+          "--dataset=test",
+          "--data_path=" + small_dataset_path(),
+          "--show_progress=false",
+          "--state=INFO",
+          "--checkpoint_dir=" + workdir + "/saved",
+          "--log_dir=" + workdir + "/log",
+          "--result_file=" + workdir + "/" + extra_result};
 }
 
-// Starts `args` with extra environment variables; stdout+stderr go to `log`.
-Proc start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-           const std::string& log) {
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) {
-    std::string s(*e);
-    const std::string key = s.substr(0, s.find('='));
-    // A clean slate: no launcher variables leak in from the test's own environment.
-    if (key == "RANK" || key == "WORLD_SIZE" || key.rfind("OMPI_", 0) == 0 ||
-        key.rfind("SLURM_", 0) == 0 || key.rfind("RECBOLE_", 0) == 0)
-      continue;
-    env_strings.push_back(s);
-  }
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, argv;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args_copy = args;
-  for (auto& a : args_copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  Proc p;
-  p.log = log;
-  REQUIRE(posix_spawn(&p.pid, argv[0], &fa, nullptr, argv.data(), envp.data()) == 0);
-  posix_spawn_file_actions_destroy(&fa);
-  return p;
-}
+std::string workdir(const std::string& name) { return fresh_dir("recbole_dist_" + name); }
 
-// Waits up to `seconds`; returns the exit code, or -1 (and kills it) on timeout.
-int wait_for(Proc& p, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (waitpid(p.pid, &status, WNOHANG) == p.pid)
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  kill(p.pid, SIGKILL);
-  waitpid(p.pid, nullptr, 0);
-  return -1;
-}
-
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-std::string workdir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("recbole_dist_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d.string();
-}
-
-// Whether `text` appears in the file at `path` within `seconds`.
-bool log_shows(const std::string& path, const std::string& text, int seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (read(path).find(text) == std::string::npos) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return true;
-}
-
-nlohmann::json result(const std::string& path) { return nlohmann::json::parse(read(path)); }
+nlohmann::json result(const std::string& path) { return nlohmann::json::parse(slurp(path)); }
 
 // Two ranks started by hand with the given per-rank variables; both must succeed.
 void two_ranks_train(const std::string& name,
@@ -157,11 +69,11 @@ void two_ranks_train(const std::string& name,
     procs.push_back(start(args, env_of(r), w + "/rank" + std::to_string(r) + ".log"));
   }
   for (auto& p : procs) {
-    INFO(read(p.log));
+    INFO(slurp(p.log));
     REQUIRE(wait_for(p, 120) == 0);
   }
-  INFO(read(procs[0].log));
-  REQUIRE(read(procs[0].log).find("rank 0 of 2") != std::string::npos);
+  INFO(slurp(procs[0].log));
+  REQUIRE(slurp(procs[0].log).find("rank 0 of 2") != std::string::npos);
   REQUIRE(fs::exists(w + "/result0.json"));  // rank 0 writes the result
   REQUIRE_FALSE(fs::exists(w + "/result1.json"));
   fs::remove_all(w);
@@ -177,10 +89,10 @@ TEST_CASE("recbole_run --nproc=2 trains with identical parameters on both ranks"
   Proc p = start(args, {}, w + "/run.log");
   const std::string log = w + "/run.log";
   const int rc = wait_for(p, 180);
-  INFO(read(log));
+  INFO(slurp(log));
   REQUIRE(rc == 0);
   // Every rank checks at the end that its parameters equal rank 0's, bit for bit.
-  REQUIRE(read(log).find("parameters identical on all 2 ranks") != std::string::npos);
+  REQUIRE(slurp(log).find("parameters identical on all 2 ranks") != std::string::npos);
   auto j = result(w + "/result.json");
   REQUIRE(j["epochs_run"] == 3);
   REQUIRE(j["test_result"]["recall@10"].get<double>() > 0.0);
@@ -203,7 +115,7 @@ TEST_CASE("the same weights evaluate to identical metrics with 1 and 2 processes
   two.push_back("--nproc=2");
   Proc p2 = start(two, {}, w + "/two.log");
   const int rc = wait_for(p2, 120);
-  INFO(read(w + "/two.log"));
+  INFO(slurp(w + "/two.log"));
   REQUIRE(rc == 0);
   auto a = result(w + "/one.json"), b = result(w + "/two.json");
   REQUIRE(a["test_result"].size() == 17);  // 8 metrics x 2 cutoffs + GAUC
@@ -214,7 +126,8 @@ TEST_CASE("the same weights evaluate to identical metrics with 1 and 2 processes
 TEST_CASE("torchrun-style variables: two ranks train", "[dist]") {
   const int port = free_port();
   two_ranks_train("torchrun", [&](int r) {
-    return std::map<std::string, std::string>{{"RANK", std::to_string(r)}, {"WORLD_SIZE", "2"},
+    return std::map<std::string, std::string>{{"RANK", std::to_string(r)},
+                                              {"WORLD_SIZE", "2"},
                                               {"LOCAL_RANK", std::to_string(r)},
                                               {"MASTER_ADDR", "127.0.0.1"},
                                               {"MASTER_PORT", std::to_string(port)}};
@@ -223,35 +136,45 @@ TEST_CASE("torchrun-style variables: two ranks train", "[dist]") {
 
 TEST_CASE("OpenMPI-style variables: two ranks train", "[dist]") {
   const int port = free_port();
-  two_ranks_train("openmpi", [&](int r) {
-    return std::map<std::string, std::string>{{"OMPI_COMM_WORLD_RANK", std::to_string(r)},
-                                              {"OMPI_COMM_WORLD_SIZE", "2"},
-                                              {"OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(r)}};
-  }, {"--ip=127.0.0.1", "--port=" + std::to_string(port)});
+  two_ranks_train("openmpi",
+                  [&](int r) {
+                    return std::map<std::string, std::string>{
+                        {"OMPI_COMM_WORLD_RANK", std::to_string(r)},
+                        {"OMPI_COMM_WORLD_SIZE", "2"},
+                        {"OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(r)}};
+                  },
+                  {"--ip=127.0.0.1", "--port=" + std::to_string(port)});
 }
 
 TEST_CASE("Slurm-style variables: two ranks train", "[dist]") {
   const int port = free_port();
-  two_ranks_train("slurm", [&](int r) {
-    return std::map<std::string, std::string>{{"SLURM_PROCID", std::to_string(r)},
-                                              {"SLURM_NTASKS", "2"},
-                                              {"SLURM_STEP_ID", "0"},  // srun's tasks
-                                              {"SLURM_LOCALID", std::to_string(r)}};
-  }, {"--ip=127.0.0.1", "--port=" + std::to_string(port)});
+  two_ranks_train("slurm",
+                  [&](int r) {
+                    return std::map<std::string, std::string>{
+                        {"SLURM_PROCID", std::to_string(r)},
+                        {"SLURM_NTASKS", "2"},
+                        {"SLURM_STEP_ID", "0"},  // srun's tasks
+                        {"SLURM_LOCALID", std::to_string(r)}};
+                  },
+                  {"--ip=127.0.0.1", "--port=" + std::to_string(port)});
 }
 
-TEST_CASE("a rank pointed at a wrong port ends within dist_timeout with a clear message", "[dist]") {
+TEST_CASE("a rank pointed at a wrong port ends within dist_timeout with a clear message",
+          "[dist]") {
   const std::string w = workdir("wrongport");
   const int port = free_port();  // nobody listens here
   auto args = base_args(w, "r.json");
   args.push_back("--dist_timeout=3");
-  Proc p = start(args, {{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"},
-                        {"MASTER_PORT", std::to_string(port)}},
+  Proc p = start(args,
+                 {{"RANK", "1"},
+                  {"WORLD_SIZE", "2"},
+                  {"MASTER_ADDR", "127.0.0.1"},
+                  {"MASTER_PORT", std::to_string(port)}},
                  w + "/rank1.log");
   const auto t0 = std::chrono::steady_clock::now();
   const int rc = wait_for(p, 30);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const std::string log = read(w + "/rank1.log");
+  const std::string log = slurp(w + "/rank1.log");
   INFO(log);
   REQUIRE(rc != 0);
   REQUIRE(rc != -1);  // it ended by itself
@@ -270,8 +193,11 @@ TEST_CASE("a peer killed mid-training ends the other rank within dist_timeout", 
     auto args = base_args(w, "r" + std::to_string(r) + ".json");
     args.push_back("--epochs=100000");
     args.push_back("--dist_timeout=5");
-    procs.push_back(start(args, {{"RANK", std::to_string(r)}, {"WORLD_SIZE", "2"},
-                                 {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", std::to_string(port)}},
+    procs.push_back(start(args,
+                          {{"RANK", std::to_string(r)},
+                           {"WORLD_SIZE", "2"},
+                           {"MASTER_ADDR", "127.0.0.1"},
+                           {"MASTER_PORT", std::to_string(port)}},
                           w + "/rank" + std::to_string(r) + ".log"));
   }
   // Wait until rank 0 is training, then kill rank 1.
@@ -281,7 +207,7 @@ TEST_CASE("a peer killed mid-training ends the other rank within dist_timeout", 
   const auto t0 = std::chrono::steady_clock::now();
   const int rc = wait_for(procs[0], 60);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const std::string log = read(w + "/rank0.log");
+  const std::string log = slurp(w + "/rank0.log");
   INFO(log);
   REQUIRE(rc != 0);
   REQUIRE(rc != -1);
@@ -331,7 +257,7 @@ TEST_CASE("recbole_run --nproc: a stopped rank cannot hang the launcher", "[dist
   const int rc = wait_for(launcher, 60);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (pid_t r : ranks) kill(r, SIGKILL);  // nothing left behind if the test fails
-  INFO(read(launcher.log));
+  INFO(slurp(launcher.log));
   REQUIRE(rc == 1);
   REQUIRE(took < 3 + 10 + 10);  // dist_timeout, the launcher's 10 s grace, slack
   fs::remove_all(w);
@@ -342,15 +268,16 @@ TEST_CASE("a rank-0 address that does not resolve fails at once, not after dist_
   const std::string w = workdir("noname");
   auto args = base_args(w, "r.json");
   args.push_back("--dist_timeout=60");
-  Proc p = start(args, {{"RANK", "1"}, {"WORLD_SIZE", "2"},
-                        {"MASTER_ADDR", "no.such.host.invalid"}}, w + "/run.log");
+  Proc p =
+      start(args, {{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "no.such.host.invalid"}},
+            w + "/run.log");
   const auto t0 = std::chrono::steady_clock::now();
   const int rc = wait_for(p, 55);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  INFO(read(w + "/run.log"));
+  INFO(slurp(w + "/run.log"));
   REQUIRE(rc == 1);
   REQUIRE(took < 20);
-  REQUIRE(read(w + "/run.log").find("cannot resolve the rank-0 address") != std::string::npos);
+  REQUIRE(slurp(w + "/run.log").find("cannot resolve the rank-0 address") != std::string::npos);
   fs::remove_all(w);
 }
 
@@ -363,9 +290,9 @@ TEST_CASE("recbole_run --nproc with a world_size or offset that cannot hold its 
     args.push_back("--nproc=2");
     args.push_back(extra);
     Proc p = start(args, {}, w + "/run.log");
-    INFO(extra << ": " << read(w + "/run.log"));
+    INFO(extra << ": " << slurp(w + "/run.log"));
     REQUIRE(wait_for(p, 60) == 1);
-    const std::string log = read(w + "/run.log");
+    const std::string log = slurp(w + "/run.log");
     const bool named = log.find("expected world_size >= nproc") != std::string::npos ||
                        log.find("expected offset <= 0") != std::string::npos;
     REQUIRE(named);
@@ -412,16 +339,10 @@ void make_zip(const std::string& dir, const std::string& name) {
   REQUIRE(std::system(cmd.c_str()) == 0);
 }
 
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
-
 struct DownloadRun {
   int rc;
-  std::string log;      // recbole_run's output
-  std::string http_log; // the server's request log
+  std::string log;       // recbole_run's output
+  std::string http_log;  // the server's request log
 };
 
 // Serves a zip of the small dataset as "mini" and runs one training epoch that must download it.
@@ -436,12 +357,13 @@ DownloadRun run_with_download(const std::string& w, std::vector<std::string> ext
   args.insert(args.end(), extra.begin(), extra.end());
   Proc p = start(args, {}, w + "/run.log");
   const int rc = wait_for(p, 180);
-  return {rc, read(w + "/run.log"), read(w + "/http.log")};
+  return {rc, slurp(w + "/run.log"), slurp(w + "/http.log")};
 }
 
 }  // namespace
 
-TEST_CASE("a single-process run downloads its dataset and trains without any process group", "[dist]") {
+TEST_CASE("a single-process run downloads its dataset and trains without any process group",
+          "[dist]") {
   // Regression for RecBole's barrier() after a download in a one-process run.
   const std::string w = workdir("download1");
   DownloadRun r = run_with_download(w, {});

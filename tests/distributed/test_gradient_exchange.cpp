@@ -2,36 +2,21 @@
 // objects in two threads, Gloo over 127.0.0.1).
 #include <catch2/catch.hpp>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <functional>
 #include <thread>
 #include <vector>
 
 #include <torch/torch.h>
 
+#include "dist_test_util.h"
 #include "recbole/utils/dist.h"
 #include "trainer/gradient_exchange.h"
 
 namespace {
 
-int local_free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 // Runs body(rank, dist) on `world` ranks, one thread each.
 void on_ranks(int world, const std::function<void(int, recbole::Dist&)>& body) {
-  const int port = local_free_port();
+  const int port = recbole::testing::free_port();
   std::vector<std::thread> threads;
   std::vector<std::exception_ptr> errors(world);
   for (int r = 0; r < world; ++r)

@@ -5,11 +5,7 @@
 // without them each test says why and passes without running (Catch2 v2 has no SKIP).
 #include <catch2/catch.hpp>
 
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,27 +19,21 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-extern char** environ;
+#include "dist_test_util.h"
+
+using namespace recbole::testing;
 
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
-const std::string kRun = std::string(RECBOLE_TOOLS_DIR) + "/recbole_run";
 const std::string kShared = std::string(RECBOLE_SHARED_DIR) + "/datasets";
 constexpr int kStorePort = 29500;  // free in a fresh namespace
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Runs a shell command; returns its exit status and (in `out`) its output.
 int sh(const std::string& cmd, std::string* out = nullptr) {
@@ -163,103 +153,44 @@ class Hosts {
   std::vector<std::string> names_, created_;
 };
 
-#define SKIP_WITHOUT_NAMESPACES(hosts)                                              \
-  if (!(hosts).skip_reason().empty()) {                                             \
-    WARN("skipped: " << (hosts).skip_reason());                                     \
-    return;                                                                         \
+#define SKIP_WITHOUT_NAMESPACES(hosts)          \
+  if (!(hosts).skip_reason().empty()) {         \
+    WARN("skipped: " << (hosts).skip_reason()); \
+    return;                                     \
   }
-
-struct Proc {
-  pid_t pid = -1;
-  std::string log;
-  int rc = -2;
-  double took = 0;  // seconds from the start of wait_all (or the given time) to its exit
-};
 
 // Starts `args` in namespace `ns` ("" = this one) with extra environment; output goes to `log`.
 Proc start(const std::string& ip, const std::string& ns, std::vector<std::string> args,
            const std::map<std::string, std::string>& env, const std::string& log) {
   if (!ns.empty()) args.insert(args.begin(), {ip, "netns", "exec", ns});
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) {
-    std::string s(*e);
-    const std::string key = s.substr(0, s.find('='));
-    if (key == "RANK" || key == "WORLD_SIZE" || key == "LOCAL_RANK" || key == "MASTER_ADDR" ||
-        key == "MASTER_PORT" || key.rfind("OMPI_", 0) == 0 || key.rfind("SLURM_", 0) == 0 ||
-        key.rfind("RECBOLE_", 0) == 0 || key.rfind("GLOO_", 0) == 0)
-      continue;
-    env_strings.push_back(s);
-  }
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, argv;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  Proc p;
-  p.log = log;
-  REQUIRE(posix_spawn(&p.pid, argv[0], &fa, nullptr, argv.data(), envp.data()) == 0);
-  posix_spawn_file_actions_destroy(&fa);
-  return p;
+  return recbole::testing::start(std::move(args), env, log);
 }
 
-// Waits for every process, up to `seconds` in all; one still running then is killed (rc -1).
-void wait_all(std::vector<Proc*> procs, double seconds, Clock::time_point t0 = Clock::now()) {
-  const auto deadline = t0 + std::chrono::duration<double>(seconds);
-  for (size_t left = procs.size(); left > 0;) {
-    for (Proc* p : procs) {
-      if (p->rc != -2) continue;
-      int status = 0;
-      if (waitpid(p->pid, &status, WNOHANG) == p->pid) {
-        p->rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        p->took = std::chrono::duration<double>(Clock::now() - t0).count();
-        --left;
-      } else if (Clock::now() > deadline) {
-        kill(p->pid, SIGKILL);
-        waitpid(p->pid, nullptr, 0);
-        p->rc = -1;
-        p->took = seconds;
-        --left;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
-bool log_shows(const std::string& path, const std::string& text, int seconds) {
-  const auto deadline = Clock::now() + std::chrono::seconds(seconds);
-  while (slurp(path).find(text) == std::string::npos) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
-}
-
-std::string workdir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("recbole_mh_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d.string();
-}
+std::string workdir(const std::string& name) { return fresh_dir("recbole_mh_" + name); }
 
 std::vector<std::string> bpr_args(const std::string& w, const std::string& result,
                                   const std::vector<std::string>& extra) {
-  std::vector<std::string> a = {kRun, "--model=BPR", "--dataset=ml-100k", "--data_path=" + kShared,
-                                "--show_progress=false", "--state=INFO", "--seed=2020",
-                                "--checkpoint_dir=" + w + "/saved", "--log_dir=" + w + "/log",
+  std::vector<std::string> a = {kRun,
+                                "--model=BPR",
+                                "--dataset=ml-100k",
+                                "--data_path=" + kShared,
+                                "--show_progress=false",
+                                "--state=INFO",
+                                "--seed=2020",
+                                "--checkpoint_dir=" + w + "/saved",
+                                "--log_dir=" + w + "/log",
                                 "--result_file=" + w + "/" + result};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
 
 std::map<std::string, std::string> torchrun_env(int rank, int world, const std::string& master) {
-  return {{"RANK", std::to_string(rank)},        {"WORLD_SIZE", std::to_string(world)},
-          {"LOCAL_RANK", "0"},                   {"LOCAL_WORLD_SIZE", "1"},
-          {"MASTER_ADDR", master},               {"MASTER_PORT", std::to_string(kStorePort)}};
+  return {{"RANK", std::to_string(rank)},
+          {"WORLD_SIZE", std::to_string(world)},
+          {"LOCAL_RANK", "0"},
+          {"LOCAL_WORLD_SIZE", "1"},
+          {"MASTER_ADDR", master},
+          {"MASTER_PORT", std::to_string(kStorePort)}};
 }
 
 // test_result of a result file, each metric rounded to 4 decimals, as "name=value" lines.
@@ -274,6 +205,26 @@ std::string metrics_4(const std::string& path) {
   return s;
 }
 
+// Runs the one-host reference (--nproc=`nproc` here, result local.json) and waits for it.
+// The caller checks rc under its own INFO, so the log stays shown for the rest of the test.
+Proc run_one_host(const Hosts& hosts, const std::string& w, const std::vector<std::string>& extra,
+                  int nproc) {
+  auto args = bpr_args(w, "local.json", extra);
+  args.push_back("--nproc=" + std::to_string(nproc));
+  Proc local = start(hosts.ip(), "", args, {}, w + "/local.log");
+  wait_all({&local}, 120);
+  return local;
+}
+
+// Requires multi0.json's metrics to equal local.json's (4 decimals); warns them, titled `what`.
+void require_same_metrics(const std::string& w, const std::string& what) {
+  const std::string a = metrics_4(w + "/local.json"), b = metrics_4(w + "/multi0.json");
+  INFO("one host:\n" << a << "two hosts:\n" << b);
+  REQUIRE(!a.empty());
+  REQUIRE(a == b);
+  WARN(what << " (4 decimals):\n" << b);
+}
+
 }  // namespace
 
 TEST_CASE("two hosts with one rank each from torchrun variables equal one host with --nproc=2",
@@ -282,16 +233,14 @@ TEST_CASE("two hosts with one rank each from torchrun variables equal one host w
   SKIP_WITHOUT_NAMESPACES(hosts);
   const std::string w = workdir("torchrun");
   const std::vector<std::string> extra = {"--epochs=3"};
-  auto local_args = bpr_args(w, "local.json", extra);
-  local_args.push_back("--nproc=2");
-  Proc local = start(hosts.ip(), "", local_args, {}, w + "/local.log");
-  wait_all({&local}, 120);
+  Proc local = run_one_host(hosts, w, extra, 2);
   INFO(slurp(local.log));
   REQUIRE(local.rc == 0);
   std::vector<Proc> ranks;
   for (int r = 0; r < 2; ++r)
-    ranks.push_back(start(hosts.ip(), hosts.ns(r), bpr_args(w, "multi" + std::to_string(r) + ".json", extra),
-                          torchrun_env(r, 2, Hosts::address(0)), w + "/rank" + std::to_string(r) + ".log"));
+    ranks.push_back(
+        start(hosts.ip(), hosts.ns(r), bpr_args(w, "multi" + std::to_string(r) + ".json", extra),
+              torchrun_env(r, 2, Hosts::address(0)), w + "/rank" + std::to_string(r) + ".log"));
   wait_all({&ranks[0], &ranks[1]}, 120);
   INFO(slurp(ranks[0].log) << "\n---- rank 1:\n" << slurp(ranks[1].log));
   REQUIRE(ranks[0].rc == 0);
@@ -300,11 +249,7 @@ TEST_CASE("two hosts with one rank each from torchrun variables equal one host w
   REQUIRE(slurp(ranks[1].log).find("(" + Hosts::address(1) + ")") != std::string::npos);
   REQUIRE(slurp(ranks[0].log).find("all 2 ranks agree") != std::string::npos);
   REQUIRE_FALSE(fs::exists(w + "/multi1.json"));  // global rank 0 alone writes the result
-  const std::string a = metrics_4(w + "/local.json"), b = metrics_4(w + "/multi0.json");
-  INFO("one host:\n" << a << "two hosts:\n" << b);
-  REQUIRE(!a.empty());
-  REQUIRE(a == b);
-  WARN("torchrun, 2 hosts x 1 rank vs --nproc=2 (4 decimals):\n" << b);
+  require_same_metrics(w, "torchrun, 2 hosts x 1 rank vs --nproc=2");
   fs::remove_all(w);
 }
 
@@ -314,10 +259,7 @@ TEST_CASE("two hosts with --nproc=2 --world_size=4 --offset=0 or 2 equal one hos
   SKIP_WITHOUT_NAMESPACES(hosts);
   const std::string w = workdir("offset");
   const std::vector<std::string> extra = {"--epochs=2"};
-  auto local_args = bpr_args(w, "local.json", extra);
-  local_args.push_back("--nproc=4");
-  Proc local = start(hosts.ip(), "", local_args, {}, w + "/local.log");
-  wait_all({&local}, 120);
+  Proc local = run_one_host(hosts, w, extra, 4);
   INFO(slurp(local.log));
   REQUIRE(local.rc == 0);
   std::vector<Proc> launchers;
@@ -327,7 +269,8 @@ TEST_CASE("two hosts with --nproc=2 --world_size=4 --offset=0 or 2 equal one hos
              "--nproc=2", "--world_size=4", "--offset=" + std::to_string(2 * h),
              "--ip=" + Hosts::address(0), "--port=" + std::to_string(kStorePort)})
       args.push_back(s);
-    launchers.push_back(start(hosts.ip(), hosts.ns(h), args, {}, w + "/host" + std::to_string(h) + ".log"));
+    launchers.push_back(
+        start(hosts.ip(), hosts.ns(h), args, {}, w + "/host" + std::to_string(h) + ".log"));
   }
   wait_all({&launchers[0], &launchers[1]}, 150);
   INFO(slurp(launchers[0].log) << "\n---- host 1:\n" << slurp(launchers[1].log));
@@ -338,38 +281,13 @@ TEST_CASE("two hosts with --nproc=2 --world_size=4 --offset=0 or 2 equal one hos
   REQUIRE(h1.find("rank 3 of 4") != std::string::npos);
   REQUIRE(slurp(launchers[0].log).find("parameters identical on all 4 ranks") != std::string::npos);
   REQUIRE_FALSE(fs::exists(w + "/multi1.json"));
-  const std::string a = metrics_4(w + "/local.json"), b = metrics_4(w + "/multi0.json");
-  INFO("one host:\n" << a << "two hosts:\n" << b);
-  REQUIRE(!a.empty());
-  REQUIRE(a == b);
-  WARN("--nproc=2 --world_size=4 on 2 hosts vs --nproc=4 (4 decimals):\n" << b);
+  require_same_metrics(w, "--nproc=2 --world_size=4 on 2 hosts vs --nproc=4");
   fs::remove_all(w);
 }
 
-namespace {
-
-// RecBole's small test dataset (last line's stray field dropped) as `name`.inter in `dir`.
-void write_small_dataset(const std::string& dir, const std::string& name) {
-  fs::create_directories(dir);
-  std::ifstream in(kShared + "/recbole-tests/test_data/test/test.inter");
-  std::ofstream out(dir + "/" + name + ".inter");
-  for (std::string line; std::getline(in, line);) {
-    size_t pos = 0;
-    for (int f = 0; f < 4 && pos != std::string::npos; ++f) pos = line.find('\t', pos + (f ? 1 : 0));
-    out << (pos == std::string::npos ? line : line.substr(0, pos)) << "\n";
-  }
-}
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
-
-}  // namespace
-
-TEST_CASE("each host downloads once into its own data_path and a host whose copy differs is refused",
-          "[multihost]") {
+TEST_CASE(
+    "each host downloads once into its own data_path and a host whose copy differs is refused",
+    "[multihost]") {
   Hosts hosts(2);
   SKIP_WITHOUT_NAMESPACES(hosts);
   const std::string w = workdir("download");
@@ -378,8 +296,8 @@ TEST_CASE("each host downloads once into its own data_path and a host whose copy
   // The dataset is served from host 0 only.
   const int http_port = 8080;
   Proc server = start(hosts.ip(), hosts.ns(0),
-                      {"/usr/bin/python3", "-u", "-m", "http.server", "--bind",
-                       Hosts::address(0), std::to_string(http_port), "--directory", w + "/www"},
+                      {"/usr/bin/python3", "-u", "-m", "http.server", "--bind", Hosts::address(0),
+                       std::to_string(http_port), "--directory", w + "/www"},
                       {}, w + "/http.log");
   struct Stop {
     Proc& p;
@@ -390,13 +308,24 @@ TEST_CASE("each host downloads once into its own data_path and a host whose copy
   } stop{server};
   REQUIRE(log_shows(w + "/http.log", "Serving HTTP", 20));
   auto launch = [&](int h, const std::string& tag) {
-    std::vector<std::string> args = {
-        kRun, "--model=BPR", "--dataset=mini", "--data_path=" + w + "/host" + std::to_string(h),
-        "--epochs=1", "--show_progress=false", "--state=INFO", "--checkpoint_dir=" + w + "/saved",
-        "--log_dir=" + w + "/log", "--result_file=" + w + "/" + tag + std::to_string(h) + ".json",
-        "--download_url=http://" + Hosts::address(0) + ":" + std::to_string(http_port) + "/mini.zip",
-        "--nproc=2", "--world_size=4", "--offset=" + std::to_string(2 * h),
-        "--ip=" + Hosts::address(0), "--port=" + std::to_string(kStorePort), "--dist_timeout=20"};
+    std::vector<std::string> args = {kRun,
+                                     "--model=BPR",
+                                     "--dataset=mini",
+                                     "--data_path=" + w + "/host" + std::to_string(h),
+                                     "--epochs=1",
+                                     "--show_progress=false",
+                                     "--state=INFO",
+                                     "--checkpoint_dir=" + w + "/saved",
+                                     "--log_dir=" + w + "/log",
+                                     "--result_file=" + w + "/" + tag + std::to_string(h) + ".json",
+                                     "--download_url=http://" + Hosts::address(0) + ":" +
+                                         std::to_string(http_port) + "/mini.zip",
+                                     "--nproc=2",
+                                     "--world_size=4",
+                                     "--offset=" + std::to_string(2 * h),
+                                     "--ip=" + Hosts::address(0),
+                                     "--port=" + std::to_string(kStorePort),
+                                     "--dist_timeout=20"};
     // Host 1 names its interface as PyTorch users do; host 0 finds it from the route.
     std::map<std::string, std::string> env;
     if (h == 1) env["GLOO_SOCKET_IFNAME"] = "eth0";
@@ -404,7 +333,8 @@ TEST_CASE("each host downloads once into its own data_path and a host whose copy
   };
   std::vector<Proc> first = {launch(0, "first"), launch(1, "first")};
   wait_all({&first[0], &first[1]}, 120);
-  INFO(slurp(first[0].log) << "\n---- host 1:\n" << slurp(first[1].log) << "\n---- http:\n"
+  INFO(slurp(first[0].log) << "\n---- host 1:\n"
+                           << slurp(first[1].log) << "\n---- http:\n"
                            << slurp(w + "/http.log"));
   REQUIRE(first[0].rc == 0);
   REQUIRE(first[1].rc == 0);
@@ -450,10 +380,11 @@ namespace {
 std::vector<Proc> three_training_ranks(const Hosts& hosts, const std::string& w, double timeout) {
   std::vector<Proc> ranks;
   for (int r = 0; r < 3; ++r)
-    ranks.push_back(start(hosts.ip(), hosts.ns(r),
-                          bpr_args(w, "r" + std::to_string(r) + ".json",
-                                   {"--epochs=100000", "--dist_timeout=" + std::to_string(timeout)}),
-                          torchrun_env(r, 3, Hosts::address(0)), w + "/rank" + std::to_string(r) + ".log"));
+    ranks.push_back(
+        start(hosts.ip(), hosts.ns(r),
+              bpr_args(w, "r" + std::to_string(r) + ".json",
+                       {"--epochs=100000", "--dist_timeout=" + std::to_string(timeout)}),
+              torchrun_env(r, 3, Hosts::address(0)), w + "/rank" + std::to_string(r) + ".log"));
   return ranks;
 }
 
@@ -480,8 +411,8 @@ TEST_CASE("a host killed mid-epoch: the other hosts' ranks exit within dist_time
     REQUIRE(log.find("rank 2 on host") != std::string::npos);
     REQUIRE(log.find("(" + Hosts::address(2) + ")") != std::string::npos);
     REQUIRE(log.find(":" + std::to_string(kStorePort)) != std::string::npos);
-    WARN("SIGKILL of host 2: rank " << r << " exited after " << ranks[r].took << " s: "
-                                     << log.substr(log.find("recbole_run: error"), 600));
+    WARN("SIGKILL of host 2: rank " << r << " exited after " << ranks[r].took
+                                    << " s: " << log.substr(log.find("recbole_run: error"), 600));
   }
   for (int h = 0; h < 3; ++h) REQUIRE(hosts.pids(h).empty());  // nothing left behind
   fs::remove_all(w);
@@ -508,8 +439,8 @@ TEST_CASE("a host cut off mid-epoch: every rank exits within dist_timeout naming
     // The survivors name the host they lost; the cut-off host names the ones it cannot reach.
     const std::string lost = r < 2 ? Hosts::address(2) : Hosts::address(0);
     REQUIRE(log.find("(" + lost + "): unreachable") != std::string::npos);
-    WARN("link of host 2 down: rank " << r << " exited after " << ranks[r].took << " s: "
-                                       << log.substr(log.find("recbole_run: error"), 600));
+    WARN("link of host 2 down: rank " << r << " exited after " << ranks[r].took
+                                      << " s: " << log.substr(log.find("recbole_run: error"), 600));
   }
   for (int h = 0; h < 3; ++h) REQUIRE(hosts.pids(h).empty());
   fs::remove_all(w);
@@ -573,17 +504,10 @@ TEST_CASE("ranks started with different options are refused on every rank naming
   // On one machine (no namespace): rank 1 trains with another learning rate; per-machine keys
   // (here result_file and data_path spelled differently) may differ.
   const std::string w = workdir("options");
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
+  const int port = free_port();
   auto env = [&](int r) {
     auto e = torchrun_env(r, 2, "127.0.0.1");
-    e["MASTER_PORT"] = std::to_string(ntohs(a.sin_port));
+    e["MASTER_PORT"] = std::to_string(port);
     return e;
   };
   Proc r0 = start("", "", bpr_args(w, "r0.json", {"--epochs=1", "--dist_timeout=30"}), env(0),

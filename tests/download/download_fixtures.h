@@ -10,9 +10,12 @@ namespace recbole::testing {
 
 struct ArchiveEntry {
   enum class Kind { kFile, kDir, kSymlink, kHardlink, kCharDevice };
-  ArchiveEntry(std::string path_, std::string data_ = "", Kind kind_ = Kind::kFile,
-               std::string link_ = "")
-      : path(std::move(path_)), data(std::move(data_)), kind(kind_), link(std::move(link_)) {}
+  ArchiveEntry(std::string entry_path, std::string entry_data = "", Kind entry_kind = Kind::kFile,
+               std::string link_target = "")
+      : path(std::move(entry_path)),
+        data(std::move(entry_data)),
+        kind(entry_kind),
+        link(std::move(link_target)) {}
   std::string path;
   std::string data;  // a file's content
   Kind kind = Kind::kFile;

@@ -15,7 +15,7 @@ namespace recbole::testing {
 
 struct Route {
   Route() = default;
-  explicit Route(std::string body_) : body(std::move(body_)) {}
+  explicit Route(std::string route_body) : body(std::move(route_body)) {}
   std::string body;
   std::string etag;            // sent as ETag when not empty; If-Range is compared to it
   int status = 200;            // another code is answered with a short text body...

@@ -13,9 +13,9 @@
 
 #include "models/model.h"
 #include "recbole/config/config.h"
-#include "recbole/utils/thread_pool.h"
 #include "recbole/evaluator/cpu_topk.h"
 #include "recbole/evaluator/evaluator.h"
+#include "recbole/utils/thread_pool.h"
 
 using recbole::evaluator::RowTopK;
 
@@ -42,7 +42,7 @@ TEST_CASE("RowTopK equals a full sort, with ties, masked entries, NaN and tiles"
     std::vector<float> v(static_cast<size_t>(n));
     for (float& x : v) {
       const int r = std::uniform_int_distribution<int>(0, 19)(gen);
-      x = r == 0 ? -std::numeric_limits<float>::infinity()
+      x = r == 0   ? -std::numeric_limits<float>::infinity()
           : r == 1 ? std::numeric_limits<float>::quiet_NaN()
                    : static_cast<float>(std::uniform_int_distribution<int>(-5, 5)(gen));
     }
@@ -51,7 +51,8 @@ TEST_CASE("RowTopK equals a full sort, with ties, masked entries, NaN and tiles"
     RowTopK topk(k, vals.data(), idx.data());
     // Offered in tiles of random widths, as the factor path does.
     for (int64_t lo = 0; lo < n;) {
-      const int64_t w = std::min<int64_t>(n - lo, std::uniform_int_distribution<int64_t>(1, 200)(gen));
+      const int64_t w =
+          std::min<int64_t>(n - lo, std::uniform_int_distribution<int64_t>(1, 200)(gen));
       topk.push(v.data() + lo, w, static_cast<int32_t>(lo));
       lo += w;
     }
@@ -61,12 +62,13 @@ TEST_CASE("RowTopK equals a full sort, with ties, masked entries, NaN and tiles"
   }
 }
 
-TEST_CASE("mask_items masks history inside the tile and keeps the split's positives", "[eval][topk]") {
+TEST_CASE("mask_items masks history inside the tile and keeps the split's positives",
+          "[eval][topk]") {
   std::vector<float> row(10, 1.f);
   const std::vector<int32_t> hist = {2, 5, 12, 14, 19}, keep = {5};
-  const int32_t* next = recbole::evaluator::mask_items(row.data(), 10, 20, hist.data(),
-                                                     hist.data() + hist.size(), keep.data(),
-                                                     keep.data() + keep.size());
+  const int32_t* next =
+      recbole::evaluator::mask_items(row.data(), 10, 20, hist.data(), hist.data() + hist.size(),
+                                     keep.data(), keep.data() + keep.size());
   REQUIRE(next == hist.data() + hist.size());
   for (int i = 0; i < 10; ++i) CHECK(std::isinf(row[i]) == (i == 2 || i == 4 || i == 9));
 }
@@ -97,7 +99,8 @@ class FactorModel : public recbole::models::Model {
 
 }  // namespace
 
-TEST_CASE("the factor path and the score-block path rank exactly like a full sort", "[eval][topk]") {
+TEST_CASE("the factor path and the score-block path rank exactly like a full sort",
+          "[eval][topk]") {
   recbole::config::ConfigSources src;
   src.model = "BPR";
   src.dataset = "tiny";

@@ -48,10 +48,9 @@ struct Fixture {
   InteractionMatrix train{4, 7, {1, 1, 2, 3}, {1, 2, 3, 4}};
   InteractionMatrix test{4, 7, {1, 1, 2, 3}, {2, 5, 6, 1}};
   UserRankingSource test_queries{test, &train};
-  torch::Tensor table = torch::tensor({{0, 0, 0, 0, 0, 0, 0},
-                                       {9, 8, 7, 1, 2, 3, 4},
-                                       {9, 1, 2, 8, 3, 4, 5},
-                                       {9, 6, 1, 2, 8, 3, 4}}, torch::kFloat32);
+  torch::Tensor table = torch::tensor(
+      {{0, 0, 0, 0, 0, 0, 0}, {9, 8, 7, 1, 2, 3, 4}, {9, 1, 2, 8, 3, 4, 5}, {9, 6, 1, 2, 8, 3, 4}},
+      torch::kFloat32);
   ModelContext ctx{config, 4, 7, train, dm};
 
   EvaluatorSettings settings(std::vector<int64_t> topk = {1, 3}) {
@@ -74,7 +73,8 @@ TEST_CASE("the evaluator masks the pad and the history, but not this split's pos
   // User 1: item 0 (pad) and 1 (history) masked; item 2 is history AND a test positive: kept.
   REQUIRE(std::vector<int32_t>(rec.topk_items.begin(), rec.topk_items.begin() + 3) ==
           std::vector<int32_t>{2, 6, 5});
-  REQUIRE(std::vector<uint8_t>(rec.hits.begin(), rec.hits.begin() + 3) == std::vector<uint8_t>{1, 0, 1});
+  REQUIRE(std::vector<uint8_t>(rec.hits.begin(), rec.hits.begin() + 3) ==
+          std::vector<uint8_t>{1, 0, 1});
   // User 2: history item 3 masked despite its high score.
   REQUIRE(std::vector<int32_t>(rec.topk_items.begin() + 3, rec.topk_items.begin() + 6) ==
           std::vector<int32_t>{6, 5, 4});
@@ -164,7 +164,9 @@ class HandLabels : public recbole::evaluator::LabeledSource {
  public:
   HandLabels(std::vector<int64_t> users, std::vector<int64_t> items, std::vector<float> labels,
              int64_t per_batch)
-      : users_(std::move(users)), items_(std::move(items)), labels_(std::move(labels)),
+      : users_(std::move(users)),
+        items_(std::move(items)),
+        labels_(std::move(labels)),
         per_batch_(per_batch) {}
   int64_t batches() const override {
     return (static_cast<int64_t>(users_.size()) + per_batch_ - 1) / per_batch_;
@@ -200,8 +202,9 @@ TEST_CASE("the labelled mode records (score, label) per row and computes value m
   Evaluator ev(s, f.dm, f.dist, 7, {0, 1, 1, 1, 1, 0, 0});
   const auto rec = ev.collect_values(m, rows);
   REQUIRE(rec.scores.size() == 5);
-  CHECK(rec.scores == std::vector<float>{0.8f, 0.1f, 0.8f, 0.4f, 0.6f});
-  CHECK(rec.labels == std::vector<float>{1, 0, 0, 1, 1});
+  const std::vector<float> scores = {0.8f, 0.1f, 0.8f, 0.4f, 0.6f}, labels = {1, 0, 0, 1, 1};
+  CHECK(rec.scores == scores);
+  CHECK(rec.labels == labels);
 
   const auto values = ev.evaluate(m, rows, Phase::kValid);
   REQUIRE(values.size() == 4);
@@ -209,15 +212,14 @@ TEST_CASE("the labelled mode records (score, label) per row and computes value m
   // (0.4 vs 0.1), (0.6 vs 0.1) order correctly, and 0.4, 0.6 lose to 0.8: (1 + 0.5 + 1 + 1) / 6.
   CHECK(values[0].first == "auc");
   CHECK(values[0].second == Approx(3.5 / 6).margin(1e-4));
-  const double logloss = -(std::log(0.8) + std::log(0.9) + std::log(0.2) + std::log(0.4) +
-                           std::log(0.6)) / 5;
+  const double logloss =
+      -(std::log(0.8) + std::log(0.9) + std::log(0.2) + std::log(0.4) + std::log(0.6)) / 5;
   CHECK(values[1].first == "logloss");
   CHECK(values[1].second == Approx(logloss).margin(1e-4));
   CHECK(values[2].first == "mae");
   CHECK(values[2].second == Approx((0.2 + 0.1 + 0.8 + 0.6 + 0.4) / 5).margin(1e-4));
   CHECK(values[3].first == "rmse");
-  CHECK(values[3].second ==
-        Approx(std::sqrt((0.04 + 0.01 + 0.64 + 0.36 + 0.16) / 5)).margin(1e-4));
+  CHECK(values[3].second == Approx(std::sqrt((0.04 + 0.01 + 0.64 + 0.36 + 0.16) / 5)).margin(1e-4));
 
   // A ranking mode for a labelled source, or the labelled mode for ranking queries: an error.
   REQUIRE_THROWS_AS(ev.evaluate(m, rows, Phase::kTest), recbole::ConfigError);

@@ -325,8 +325,8 @@ TEST_CASE("registry queries", "[metrics]") {
   using namespace recbole::evaluator;
   CHECK(ranking_metric_names() ==
         std::vector<std::string>{"Recall", "MRR", "NDCG", "Hit", "Precision", "MAP", "GAUC",
-                                 "ItemCoverage", "AveragePopularity", "GiniIndex",
-                                 "ShannonEntropy", "TailPercentage"});
+                                 "ItemCoverage", "AveragePopularity", "GiniIndex", "ShannonEntropy",
+                                 "TailPercentage"});
   CHECK(value_metric_names() == std::vector<std::string>{"AUC", "LogLoss", "MAE", "RMSE"});
   CHECK(metric_registry().size() == known_metrics().size());
   CHECK(known_metrics().size() == 16);

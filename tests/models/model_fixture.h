@@ -15,8 +15,8 @@
 namespace recbole::testing {
 
 // Config for `model` on a dataset named "tiny" (no files are read), plus overrides.
-inline config::Config model_config(const std::string& model,
-                                   std::vector<std::pair<std::string, std::string>> overrides = {}) {
+inline config::Config model_config(
+    const std::string& model, std::vector<std::pair<std::string, std::string>> overrides = {}) {
   config::ConfigSources s;
   s.model = model;
   s.dataset = "tiny";

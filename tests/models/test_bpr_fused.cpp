@@ -45,12 +45,19 @@ TEST_CASE("fused and generic BPR paths compute the same training", "[trainer]") 
   for (const auto& [learner, wd] : optimizers) {
     std::vector<torch::Tensor> weights;
     for (const char* fast : {"true", "false"}) {
-      auto config = tiny_config({{"epochs", "3"}, {"train_batch_size", "3"}, {"fast_bpr", fast},
-                                 {"embedding_size", "8"}, {"eval_step", "0"},
-                                 {"learner", learner}, {"weight_decay", wd},
-                                 {"learning_rate", std::string(learner) == "sgd" ? "0.5" : "0.001"},
-                                 {"checkpoint_dir", (std::filesystem::temp_directory_path() / "recbole_fused").string()}});
-      const std::vector<int32_t> users = {1, 1, 2, 2, 3, 3, 1, 2, 3}, items = {1, 2, 3, 4, 5, 6, 3, 1, 2};
+      auto config =
+          tiny_config({{"epochs", "3"},
+                       {"train_batch_size", "3"},
+                       {"fast_bpr", fast},
+                       {"embedding_size", "8"},
+                       {"eval_step", "0"},
+                       {"learner", learner},
+                       {"weight_decay", wd},
+                       {"learning_rate", std::string(learner) == "sgd" ? "0.5" : "0.001"},
+                       {"checkpoint_dir",
+                        (std::filesystem::temp_directory_path() / "recbole_fused").string()}});
+      const std::vector<int32_t> users = {1, 1, 2, 2, 3, 3, 1, 2, 3},
+                                 items = {1, 2, 3, 4, 5, 6, 3, 1, 2};
       bool fused = false;
       weights.push_back(train_bpr(config, DeviceSettings{"cpu"}, users, items, 4, 9, &fused)[1]);
       REQUIRE(fused == (std::string(fast) == "true"));
@@ -71,10 +78,13 @@ void small_interactions(std::vector<int32_t>& users, std::vector<int32_t>& items
 // Trains BPR on a small fixed dataset with the given overrides; returns [user, item] weights.
 std::vector<torch::Tensor> train_small_bpr(std::vector<std::pair<std::string, std::string>> extra,
                                            int num_threads) {
-  extra.insert(extra.end(), {{"epochs", "3"}, {"train_batch_size", "4"}, {"embedding_size", "8"},
-                             {"eval_step", "0"},
-                             {"checkpoint_dir", (std::filesystem::temp_directory_path() /
-                                                 "recbole_fused_threads").string()}});
+  extra.insert(extra.end(),
+               {{"epochs", "3"},
+                {"train_batch_size", "4"},
+                {"embedding_size", "8"},
+                {"eval_step", "0"},
+                {"checkpoint_dir",
+                 (std::filesystem::temp_directory_path() / "recbole_fused_threads").string()}});
   auto config = tiny_config(extra);
   DeviceSettings ds;
   ds.device = "cpu";
@@ -123,8 +133,7 @@ TEST_CASE("the fused BPR path gathers the same gradients from stashes as from th
         ModelContext ctx{config, 12, 20, train, dm};
         dm.seed(5);
         auto model = recbole::models::create_model("BPR", ctx);
-        recbole::data::NegativeSampler sampler(train, "uniform", 1.0,
-                                               std::vector<int64_t>(20, 1));
+        recbole::data::NegativeSampler sampler(train, "uniform", 1.0, std::vector<int64_t>(20, 1));
         recbole::data::TrainBatcher batcher(users, items, &sampler, 1, 4, true, 7);
         FusedBprTrainer fused(dynamic_cast<recbole::models::BPR&>(*model), update, 0.01, 0.0,
                               stash_above);
@@ -132,8 +141,8 @@ TEST_CASE("the fused BPR path gathers the same gradients from stashes as from th
           batcher.start_epoch(epoch);
           fused.train_epoch(batcher);
         }
-        weights.push_back({model->parameters()[0].detach().clone(),
-                           model->parameters()[1].detach().clone()});
+        weights.push_back(
+            {model->parameters()[0].detach().clone(), model->parameters()[1].detach().clone()});
       }
     }
     for (size_t k = 1; k < weights.size(); ++k) {
@@ -187,8 +196,9 @@ TEST_CASE("fused sparse_adam follows torch's SparseAdam: only the batch's rows m
       model->calculate_loss(batch).backward();
       ++step;
       const double bc1 = 1 - std::pow(b1, step), bc2 = 1 - std::pow(b2, step);
-      const torch::Tensor rows[2] = {std::get<0>(torch::_unique(batch.users)),
-                                     std::get<0>(torch::_unique(torch::cat({batch.items, batch.neg_items})))};
+      const torch::Tensor rows[2] = {
+          std::get<0>(torch::_unique(batch.users)),
+          std::get<0>(torch::_unique(torch::cat({batch.items, batch.neg_items})))};
       torch::NoGradGuard no_grad;
       for (int t = 0; t < 2; ++t) {
         const torch::Tensor g = params[t].grad().index_select(0, rows[t]);
@@ -205,4 +215,3 @@ TEST_CASE("fused sparse_adam follows torch's SparseAdam: only the batch's rows m
   REQUIRE(torch::allclose(fused[0], params[0].detach(), 1e-4, 1e-6));
   REQUIRE(torch::allclose(fused[1], params[1].detach(), 1e-4, 1e-6));
 }
-

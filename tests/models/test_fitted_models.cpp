@@ -51,7 +51,8 @@ TEST_CASE("Random: independent per user, same in any block, seeded", "[models][r
   CHECK_FALSE(torch::equal(s[0].argsort(), s[1].argsort()));
   // User 5 alone, or inside another block, gets exactly the same scores.
   torch::Tensor alone = m->full_sort_predict(recbole::testing::user_batch(h.device, {5})).cpu();
-  torch::Tensor block = m->full_sort_predict(recbole::testing::user_batch(h.device, {9, 5, 2})).cpu();
+  torch::Tensor block =
+      m->full_sort_predict(recbole::testing::user_batch(h.device, {9, 5, 2})).cpu();
   CHECK(torch::equal(alone[0], s[4]));
   CHECK(torch::equal(block[1], s[4]));
   // Another seed, another ranking.
@@ -75,7 +76,8 @@ TEST_CASE("Pop: count of training users per item over the maximum, same for ever
   CHECK(pop->item_count().cpu()[1].item<int64_t>() == deg[1]);
 }
 
-TEST_CASE("ItemKNN: shrunk cosine and top-k on a 3×3 case, item and user modes", "[models][itemknn]") {
+TEST_CASE("ItemKNN: shrunk cosine and top-k on a 3×3 case, item and user modes",
+          "[models][itemknn]") {
   ThreeByThree t;
   TinyData unused;
   // Item columns: i1 = {u1,u2}, i2 = {u1,u2,u3}, i3 = {u2,u3}; dots (1,2)=2, (1,3)=1, (2,3)=2.
@@ -197,12 +199,17 @@ TEST_CASE("EASE and ADMMSLIM fail early with a clear error when n_items² will n
   }
 }
 
-TEST_CASE("ADMMSLIM: without L1, weights or positivity it converges to EASE", "[models][admmslim]") {
+TEST_CASE("ADMMSLIM: without L1, weights or positivity it converges to EASE",
+          "[models][admmslim]") {
   TinyData d;
   // lambda1 = 0, alpha = 0 (μ^0 = 1: a plain ridge λ2·I), no clipping: ADMM's fixed point is the
   // zero-diagonal ridge solution, i.e. EASE with reg_weight = lambda2.
-  ModelHarness h(model_config("ADMMSLIM", {{"lambda1", "0.0"}, {"lambda2", "4.0"}, {"alpha", "0.0"},
-                                           {"rho", "20.0"}, {"k", "400"}, {"positive_only", "false"}}),
+  ModelHarness h(model_config("ADMMSLIM", {{"lambda1", "0.0"},
+                                           {"lambda2", "4.0"},
+                                           {"alpha", "0.0"},
+                                           {"rho", "20.0"},
+                                           {"k", "400"},
+                                           {"positive_only", "false"}}),
                  d);
   auto m = h.create();
   m->fit();
@@ -218,9 +225,11 @@ TEST_CASE("ADMMSLIM: positive_only keeps C non-negative with a near-zero diagona
           "[models][admmslim]") {
   TinyData d;
   for (const char* center : {"false", "true"}) {
-    ModelHarness h(model_config("ADMMSLIM", {{"rho", "50.0"}, {"lambda2", "5.0"}, {"lambda1", "0.5"},
-                                             {"center_columns", center}}),
-                   d);
+    ModelHarness h(
+        model_config(
+            "ADMMSLIM",
+            {{"rho", "50.0"}, {"lambda2", "5.0"}, {"lambda1", "0.5"}, {"center_columns", center}}),
+        d);
     auto m = h.create();
     m->fit();
     torch::Tensor c = dynamic_cast<recbole::models::ADMMSLIM&>(*m).item_similarity().cpu();
@@ -242,8 +251,8 @@ TEST_CASE("ADMMSLIM: positive_only keeps C non-negative with a near-zero diagona
 namespace {
 
 // The sklearn-scaled elastic-net objective for column j, in float64.
-double objective(const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor& w, double alpha,
-                 double l1_ratio) {
+double objective(const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor& w,
+                 double alpha, double l1_ratio) {
   const double n = static_cast<double>(x.size(0));
   torch::Tensor r = y - torch::matmul(x, w);
   return (r.dot(r).item<double>() / (2 * n) + alpha * l1_ratio * w.abs().sum().item<double>() +
@@ -258,55 +267,59 @@ TEST_CASE("SLIMElastic: each column satisfies the elastic-net optimality conditi
   const double alpha = 0.01, l1_ratio = 0.1;
   using recbole::models::SlimSolver;
   for (const char* positive : {"true", "false"})
-  for (SlimSolver solver : {SlimSolver::kSparse, SlimSolver::kGram}) {
-    ModelHarness h(model_config("SLIMElastic", {{"alpha", "0.01"}, {"l1_ratio", "0.1"},
-                                                {"positive_only", positive}, {"max_iter", "10000"},
-                                                {"tol", "1e-12"}}),
-                   d);
-    auto m = std::make_shared<recbole::models::SLIMElastic>(h.ctx, solver);
-    m->fit();
-    auto& slim = *m;
-    REQUIRE(slim.use_gram(d.n_items) == (solver == SlimSolver::kGram));
-    torch::Tensor w = slim.dense_weights().to(torch::kFloat64);
-    torch::Tensor x = dense(d.train);
-    const double n = static_cast<double>(d.n_users);
-    if (std::string(positive) == "true") CHECK(w.min().item<double>() >= 0.0);
-    for (int64_t j = 0; j < d.n_items; ++j) {
-      INFO("item " << j << ", positive_only " << positive << ", Gram solver " << slim.use_gram(d.n_items));
-      CHECK(slim.reports()[j].converged);
-      CHECK(w[j][j].item<double>() == 0.0);  // hide_item
-      torch::Tensor xh = x.clone();
-      xh.select(1, j).zero_();
-      torch::Tensor y = x.select(1, j);
-      torch::Tensor wj = w.select(1, j);
-      // KKT: g = Xᵀ(y − Xw)/n − α(1−ρ)w; active w_i: g_i = α·ρ·sign(w_i); inactive: g_i ≤ α·ρ
-      // (|g_i| ≤ α·ρ without positivity).
-      torch::Tensor g = torch::matmul(xh.t(), y - torch::matmul(xh, wj)) / n - alpha * (1 - l1_ratio) * wj;
-      for (int64_t i = 0; i < d.n_items; ++i) {
-        const double wi = wj[i].item<double>(), gi = g[i].item<double>();
-        if (wi != 0.0)
-          CHECK(gi == Approx(alpha * l1_ratio * (wi > 0 ? 1 : -1)).margin(1e-7));
-        else if (std::string(positive) == "true")
-          CHECK(gi <= alpha * l1_ratio + 1e-7);
-        else
-          CHECK(std::fabs(gi) <= alpha * l1_ratio + 1e-7);
-      }
-      // And no small move of one coordinate lowers the objective.
-      const double f0 = objective(xh, y, wj, alpha, l1_ratio);
-      for (int64_t i : {1, 3, 5}) {
-        if (i == j) continue;
-        for (double step : {1e-3, -1e-3}) {
-          torch::Tensor moved = wj.clone();
-          moved[i] += step;
-          if (std::string(positive) == "true" && moved[i].item<double>() < 0) continue;
-          CHECK(objective(xh, y, moved, alpha, l1_ratio) >= f0 - 1e-12);
+    for (SlimSolver solver : {SlimSolver::kSparse, SlimSolver::kGram}) {
+      ModelHarness h(model_config("SLIMElastic", {{"alpha", "0.01"},
+                                                  {"l1_ratio", "0.1"},
+                                                  {"positive_only", positive},
+                                                  {"max_iter", "10000"},
+                                                  {"tol", "1e-12"}}),
+                     d);
+      auto m = std::make_shared<recbole::models::SLIMElastic>(h.ctx, solver);
+      m->fit();
+      auto& slim = *m;
+      REQUIRE(slim.use_gram(d.n_items) == (solver == SlimSolver::kGram));
+      torch::Tensor w = slim.dense_weights().to(torch::kFloat64);
+      torch::Tensor x = dense(d.train);
+      const double n = static_cast<double>(d.n_users);
+      if (std::string(positive) == "true") CHECK(w.min().item<double>() >= 0.0);
+      for (int64_t j = 0; j < d.n_items; ++j) {
+        INFO("item " << j << ", positive_only " << positive << ", Gram solver "
+                     << slim.use_gram(d.n_items));
+        CHECK(slim.reports()[j].converged);
+        CHECK(w[j][j].item<double>() == 0.0);  // hide_item
+        torch::Tensor xh = x.clone();
+        xh.select(1, j).zero_();
+        torch::Tensor y = x.select(1, j);
+        torch::Tensor wj = w.select(1, j);
+        // KKT: g = Xᵀ(y − Xw)/n − α(1−ρ)w; active w_i: g_i = α·ρ·sign(w_i); inactive: g_i ≤ α·ρ
+        // (|g_i| ≤ α·ρ without positivity).
+        torch::Tensor g =
+            torch::matmul(xh.t(), y - torch::matmul(xh, wj)) / n - alpha * (1 - l1_ratio) * wj;
+        for (int64_t i = 0; i < d.n_items; ++i) {
+          const double wi = wj[i].item<double>(), gi = g[i].item<double>();
+          if (wi != 0.0)
+            CHECK(gi == Approx(alpha * l1_ratio * (wi > 0 ? 1 : -1)).margin(1e-7));
+          else if (std::string(positive) == "true")
+            CHECK(gi <= alpha * l1_ratio + 1e-7);
+          else
+            CHECK(std::fabs(gi) <= alpha * l1_ratio + 1e-7);
+        }
+        // And no small move of one coordinate lowers the objective.
+        const double f0 = objective(xh, y, wj, alpha, l1_ratio);
+        for (int64_t i : {1, 3, 5}) {
+          if (i == j) continue;
+          for (double step : {1e-3, -1e-3}) {
+            torch::Tensor moved = wj.clone();
+            moved[i] += step;
+            if (std::string(positive) == "true" && moved[i].item<double>() < 0) continue;
+            CHECK(objective(xh, y, moved, alpha, l1_ratio) >= f0 - 1e-12);
+          }
         }
       }
+      // Scores are X_u · W.
+      CHECK(torch::allclose(all_scores(*m, h.device, d.n_users).to(torch::kFloat64),
+                            torch::matmul(x.slice(0, 1), w), 1e-5, 1e-6));
     }
-    // Scores are X_u · W.
-    CHECK(torch::allclose(all_scores(*m, h.device, d.n_users).to(torch::kFloat64),
-                          torch::matmul(x.slice(0, 1), w), 1e-5, 1e-6));
-  }
 }
 
 TEST_CASE("SLIMElastic: a single co-occurring column has the closed-form coefficient",
@@ -315,7 +328,8 @@ TEST_CASE("SLIMElastic: a single co-occurring column has the closed-form coeffic
   // item 1 has one useful column (item 2): w = max(4 − l1, 0) / (4 + l2), with sklearn's scaling
   // l1 = α·ρ·n_users, l2 = α(1−ρ)·n_users.
   InteractionMatrix train(6, 4, {1, 1, 2, 2, 3, 3, 4, 4, 5}, {1, 2, 1, 2, 1, 2, 1, 2, 3});
-  auto config = model_config("SLIMElastic", {{"alpha", "0.2"}, {"l1_ratio", "0.5"}, {"tol", "1e-10"}});
+  auto config =
+      model_config("SLIMElastic", {{"alpha", "0.2"}, {"l1_ratio", "0.5"}, {"tol", "1e-10"}});
   recbole::DeviceManager dm = recbole::DeviceManager::from_config(config);
   recbole::models::ModelContext ctx{config, 6, 4, train, dm};
   recbole::models::SLIMElastic m(ctx);

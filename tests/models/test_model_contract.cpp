@@ -13,10 +13,11 @@
 #include <torch/torch.h>
 
 #include "models/model.h"
-#include "tests/models/model_fixture.h"
 #include "recbole/evaluator/evaluator.h"
+#include "recbole/pipeline/training_source.h"
 #include "recbole/utils/dist.h"
 #include "recbole/utils/error.h"
+#include "tests/models/model_fixture.h"
 
 using recbole::models::Model;
 using recbole::testing::all_scores;
@@ -25,35 +26,32 @@ using recbole::testing::TinyData;
 
 namespace {
 
-// Fits a fitted-once model; trains a gradient model on 3 hand-built batches.
-void train(Model& m, const TinyData& d, const recbole::DeviceManager& device) {
+// Fits a fitted-once model; trains any other for 3 batches of the training source its input
+// type asks for (the one run() would build), with a fixed seed.
+void train(Model& m, const TinyData& d, const recbole::DeviceManager& device,
+           const recbole::config::Config& config) {
   if (m.fitted_once()) {
     m.fit();
     return;
   }
   m.train();
   torch::optim::Adam opt(m.parameters(), torch::optim::AdamOptions(0.01));
-  const auto& x = d.train;
-  std::vector<int64_t> users, pos, neg;
+  std::vector<int32_t> users, items;
   for (int32_t u = 1; u < d.n_users; ++u)
-    for (const int32_t* it = x.row_begin(u); it != x.row_end(u); ++it) {
-      int32_t n = 1 + (*it * 5 + u) % (static_cast<int32_t>(d.n_items) - 1);
-      while (x.contains(u, n)) n = 1 + n % (static_cast<int32_t>(d.n_items) - 1);
-      users.push_back(u), pos.push_back(*it), neg.push_back(n);
-    }
-  const int64_t batch = static_cast<int64_t>(users.size()) / 3;
-  for (int64_t b = 0; b < 3; ++b) {
-    auto slice = [&](const std::vector<int64_t>& v) {
-      std::vector<int64_t> s(v.begin() + b * batch, v.begin() + (b + 1) * batch);
-      return torch::tensor(s, torch::kInt64);
-    };
-    recbole::data::Batch tb;
-    tb.users = slice(users);
-    tb.items = slice(pos);
-    tb.neg_items = slice(neg);
-    tb = device.place(tb);
+    for (const int32_t* it = d.train.row_begin(u); it != d.train.row_end(u); ++it)
+      users.push_back(u), items.push_back(*it);
+  const std::vector<int64_t> counts = d.train.item_degrees();
+  recbole::pipeline::SourceSettings settings =
+      recbole::pipeline::source_settings_from_config(config, 0, 1);
+  settings.batch_size = static_cast<int64_t>(users.size()) / 3;
+  auto source = recbole::pipeline::make_training_source(m.input_type(), m.name(),
+                                                        {users, items, d.train, counts}, settings);
+  REQUIRE(source != nullptr);
+  source->start_epoch(0);
+  recbole::data::Batch batch;
+  for (int b = 0; b < 3 && source->next(batch); ++b) {
     opt.zero_grad();
-    torch::Tensor loss = m.calculate_loss(tb);
+    torch::Tensor loss = m.calculate_loss(device.place(batch));
     REQUIRE(loss.numel() == 1);
     REQUIRE(std::isfinite(loss.item<double>()));
     loss.backward();
@@ -67,8 +65,9 @@ TEST_CASE("every registered model satisfies the model contract", "[models][contr
   const auto models = recbole::models::registered_models();
   std::set<std::string> names;
   for (const auto& d : models) names.insert(d.name);
-  // The fitted-once zoo is registered (a model file missing from builtin_models.cpp fails here).
-  for (const char* expected : {"BPR", "Random", "Pop", "ItemKNN", "EASE", "ADMMSLIM", "SLIMElastic"})
+  // The shipped models are registered (the list generated from RECBOLE_REGISTER_MODEL lines).
+  for (const char* expected :
+       {"BPR", "Random", "Pop", "ItemKNN", "EASE", "ADMMSLIM", "SLIMElastic"})
     CHECK(names.count(expected) == 1);
 
   TinyData d;
@@ -87,7 +86,7 @@ TEST_CASE("every registered model satisfies the model contract", "[models][contr
         CHECK(m->trainable_parameter_count() == 0);
         CHECK_THROWS_AS(m->calculate_loss({}), recbole::Error);
       }
-      train(*m, d, h.device);
+      train(*m, d, h.device, h.config);
       m->eval();
 
       // Shape, dtype, device, and independence from the block a user is scored in.
@@ -100,22 +99,25 @@ TEST_CASE("every registered model satisfies the model contract", "[models][contr
       REQUIRE(scores.sizes() == torch::IntArrayRef({4, d.n_items}));
       REQUIRE(torch::isfinite(scores).all().item<bool>());
       torch::Tensor alone = m->full_sort_predict(recbole::testing::user_batch(h.device, {17}));
-      CHECK(torch::allclose(alone.to(torch::kCPU), scores[2].unsqueeze(0).to(torch::kCPU), 1e-5, 1e-6));
+      CHECK(torch::allclose(alone.to(torch::kCPU), scores[2].unsqueeze(0).to(torch::kCPU), 1e-5,
+                            1e-6));
       // predict agrees with full_sort_predict.
       const recbole::data::Batch pair_batch =
           recbole::testing::user_batch(h.device, {3, 1, 17, 39}, {5, 0, 12, 29});
       const torch::Tensor& items = pair_batch.items;
       torch::Tensor pairs = m->predict(pair_batch);
       REQUIRE(pairs.device() == h.device.device());
-      CHECK(torch::allclose(pairs.to(torch::kCPU), scores.gather(1, items.view({-1, 1})).view({-1}).to(torch::kCPU),
-                            1e-5, 1e-6));
+      CHECK(torch::allclose(pairs.to(torch::kCPU),
+                            scores.gather(1, items.view({-1, 1})).view({-1}).to(torch::kCPU), 1e-5,
+                            1e-6));
 
       // Evaluator-style masking: a user's training items never reach the top-K of validation.
       recbole::Dist dist;
       recbole::evaluator::EvaluatorSettings es;
       es.metrics = {"recall", "ndcg"};
       es.topk = {10};
-      recbole::evaluator::Evaluator evaluator(es, h.device, dist, d.n_items, d.train.item_degrees());
+      recbole::evaluator::Evaluator evaluator(es, h.device, dist, d.n_items,
+                                              d.train.item_degrees());
       auto rec = evaluator.collect(*m, recbole::evaluator::UserRankingSource(d.valid, &d.train));
       const auto evaluated = d.valid.nonempty_users();
       REQUIRE(rec.n_users() == static_cast<int64_t>(evaluated.size()));
@@ -123,7 +125,8 @@ TEST_CASE("every registered model satisfies the model contract", "[models][contr
         for (int j = 0; j < rec.max_k; ++j) {
           const int32_t item = rec.topk_items[r * rec.max_k + j];
           CHECK(item != 0);
-          if (item > 0 && !d.valid.contains(evaluated[r], item)) CHECK_FALSE(d.train.contains(evaluated[r], item));
+          if (item > 0 && !d.valid.contains(evaluated[r], item))
+            CHECK_FALSE(d.train.contains(evaluated[r], item));
         }
 
       // A fixed seed repeats exactly.
@@ -131,7 +134,7 @@ TEST_CASE("every registered model satisfies the model contract", "[models][contr
       no_grad.reset();  // the second model may train
       h.device.seed(h.device.base_seed());
       std::shared_ptr<Model> again = h.create();
-      train(*again, d, h.device);
+      train(*again, d, h.device, h.config);
       again->eval();
       CHECK(torch::equal(all_scores(*again, h.device, d.n_users), first));
 
@@ -164,9 +167,7 @@ TEST_CASE("an unknown model name is a ConfigError listing the known models", "[m
   }
 }
 
-
-TEST_CASE("docs/models.md lists every registered model with its task and input type",
-          "[models]") {
+TEST_CASE("docs/models.md lists every registered model with its task and input type", "[models]") {
   std::ifstream in(std::string(RECBOLE_SOURCE_DIR) + "/docs/models.md");
   REQUIRE(in);
   std::set<std::string> rows;

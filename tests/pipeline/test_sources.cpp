@@ -59,7 +59,8 @@ class TinyPointwise : public Model {
   torch::Tensor calculate_loss(const Batch& b) override {
     REQUIRE(b.labels.defined());
     REQUIRE_FALSE(b.neg_items.defined());
-    const torch::Tensor logits = (user_.index_select(0, b.users) * item_.index_select(0, b.items)).sum(1);
+    const torch::Tensor logits =
+        (user_.index_select(0, b.users) * item_.index_select(0, b.items)).sum(1);
     return torch::binary_cross_entropy_with_logits(logits, b.labels);
   }
   torch::Tensor full_sort_predict(const Batch& b) override {
@@ -90,7 +91,8 @@ class TinyUserRows : public Model {
   }
   torch::Tensor calculate_loss(const Batch& b) override {
     REQUIRE(b.history.defined());
-    const torch::Tensor logp = torch::log_softmax(torch::matmul(torch::matmul(b.history, enc_), dec_), 1);
+    const torch::Tensor logp =
+        torch::log_softmax(torch::matmul(torch::matmul(b.history, enc_), dec_), 1);
     return -(logp * b.history).sum(1).mean();
   }
   torch::Tensor full_sort_predict(const Batch& b) override {
@@ -127,12 +129,20 @@ class TinyUserRows : public Model {
 
 void register_test_models() {
   using recbole::models::Task;
-  recbole::models::register_model({"TinyPointwise", Task::kGeneral, InputType::kPointwise,
-                                   "test: pointwise dot product", {},
-                                   [](const ModelContext& c) { return std::make_shared<TinyPointwise>(c); }});
-  recbole::models::register_model({"TinyUserRows", Task::kGeneral, InputType::kUserRows,
-                                   "test: linear autoencoder over user rows", {},
-                                   [](const ModelContext& c) { return std::make_shared<TinyUserRows>(c); }});
+  recbole::models::register_model(
+      {"TinyPointwise",
+       Task::kGeneral,
+       InputType::kPointwise,
+       "test: pointwise dot product",
+       {},
+       [](const ModelContext& c) { return std::make_shared<TinyPointwise>(c); }});
+  recbole::models::register_model(
+      {"TinyUserRows",
+       Task::kGeneral,
+       InputType::kUserRows,
+       "test: linear autoencoder over user rows",
+       {},
+       [](const ModelContext& c) { return std::make_shared<TinyUserRows>(c); }});
 }
 
 double mean(const std::vector<double>& v, size_t from, size_t to) {
@@ -176,14 +186,16 @@ TEST_CASE("the pointwise source labels each positive 1 and its sample_num negati
           // Copy j of the positives carries their j-th negatives, row for row.
           for (int j = 0; j < sample_num; ++j) REQUIRE(users[p + j * p + r] == users[r]);
         } else {
-          REQUIRE_FALSE(train.contains(static_cast<int32_t>(users[r]), static_cast<int32_t>(items[r])));
+          REQUIRE_FALSE(
+              train.contains(static_cast<int32_t>(users[r]), static_cast<int32_t>(items[r])));
         }
       }
     }
     REQUIRE(batches == source.batches_per_epoch());
     // Every training interaction is a positive exactly once per epoch.
     std::multiset<std::pair<int64_t, int64_t>> expected;
-    for (size_t k = 0; k < w.train.first.size(); ++k) expected.insert({w.train.first[k], w.train.second[k]});
+    for (size_t k = 0; k < w.train.first.size(); ++k)
+      expected.insert({w.train.first[k], w.train.second[k]});
     REQUIRE(seen == expected);
   }
 }
@@ -203,7 +215,8 @@ TEST_CASE("the user-rows source densifies each batch user's training row", "[pip
     for (int64_t r = 0; r < b.size(); ++r) {
       const int32_t u = static_cast<int32_t>(b.users[r].item<int64_t>());
       REQUIRE(train.contains(u, static_cast<int32_t>(b.items[r].item<int64_t>())));
-      for (int32_t i = 0; i < 25; ++i) REQUIRE((b.history[r][i].item<float>() == 1.0f) == train.contains(u, i));
+      for (int32_t i = 0; i < 25; ++i)
+        REQUIRE((b.history[r][i].item<float>() == 1.0f) == train.contains(u, i));
     }
     rows += b.size();
   }
@@ -226,11 +239,14 @@ TEST_CASE("models defined outside the library train and evaluate through the sou
   Windows w;
   for (const char* name : {"TinyPointwise", "TinyUserRows"}) {
     INFO(name);
-    auto config = tiny_config({{"epochs", "30"}, {"train_batch_size", "16"}, {"learning_rate", "0.05"},
-                               {"stopping_step", "100"}, {"eval_step", "10"},
-                               {"checkpoint_dir", (std::filesystem::temp_directory_path() /
-                                                   "recbole_sources").string()}},
-                              name);
+    auto config = tiny_config(
+        {{"epochs", "30"},
+         {"train_batch_size", "16"},
+         {"learning_rate", "0.05"},
+         {"stopping_step", "100"},
+         {"eval_step", "10"},
+         {"checkpoint_dir", (std::filesystem::temp_directory_path() / "recbole_sources").string()}},
+        name);
     HandRun run(config, 30, 25, w.train, w.valid, w.test, 3);
     REQUIRE_FALSE(run.trainer.uses_fast_epoch());
     const recbole::trainer::FitResult fit = run.trainer.fit();
@@ -251,7 +267,9 @@ TEST_CASE("models defined outside the library train and evaluate through the sou
     const size_t per_epoch = static_cast<size_t>(run.source->batches_per_epoch());
     CHECK(mean(log.losses, log.losses.size() - per_epoch, log.losses.size()) <
           0.8 * mean(log.losses, 0, per_epoch));
-    if (std::string(name) == "TinyUserRows")
-      CHECK(dynamic_cast<TinyUserRows&>(*run.model).parts_stepped == std::set<size_t>{0, 1});
+    if (std::string(name) == "TinyUserRows") {
+      const std::set<size_t> both = {0, 1};
+      CHECK(dynamic_cast<TinyUserRows&>(*run.model).parts_stepped == both);
+    }
   }
 }

@@ -82,4 +82,3 @@ TEST_CASE("an empty train split is an error before training", "[trainer]") {
   REQUIRE_THROWS_WITH(recbole::run(config), Catch::Contains("the train split is empty (train 0"));
   std::filesystem::remove_all(dir);
 }
-

@@ -15,13 +15,17 @@ using recbole::testing::HandRun;
 using recbole::testing::tiny_config;
 
 TEST_CASE("BPR trains, keeps the best checkpoint and reloads it for the test", "[trainer]") {
-  const std::string dir = (std::filesystem::temp_directory_path() / "recbole_trainer_ckpt").string();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / "recbole_trainer_ckpt").string();
   std::filesystem::remove_all(dir);
   for (const char* fast : {"true", "false"}) {
-    auto config = tiny_config({{"epochs", "4"}, {"train_batch_size", "4"}, {"checkpoint_dir", dir},
-                               {"fast_bpr", fast}, {"embedding_size", "8"}});
+    auto config = tiny_config({{"epochs", "4"},
+                               {"train_batch_size", "4"},
+                               {"checkpoint_dir", dir},
+                               {"fast_bpr", fast},
+                               {"embedding_size", "8"}});
     HandRun run(config, 4, 8, {{1, 1, 2, 2, 3, 3, 1, 2}, {1, 2, 3, 4, 5, 6, 3, 1}},
-                   {{1, 2, 3}, {4, 5, 1}}, {{1, 2, 3}, {5, 6, 2}}, 1);
+                {{1, 2, 3}, {4, 5, 1}}, {{1, 2, 3}, {5, 6, 2}}, 1);
     REQUIRE(run.trainer.uses_fast_epoch() == (std::string(fast) == "true"));
     auto fit = run.trainer.fit();
     REQUIRE(fit.epochs_run >= 1);
@@ -44,16 +48,22 @@ TEST_CASE("The checkpoint holds the best epoch's model, not the last one's", "[t
   // stopping_step 0 stops at the first evaluation without improvement (ties improve), so the
   // last epoch is strictly worse than the best: the best model is written, although it was
   // kept in memory between writes (Trainer::keep_best).
-  const std::string dir = (std::filesystem::temp_directory_path() / "recbole_trainer_best").string();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / "recbole_trainer_best").string();
   std::filesystem::remove_all(dir);
   for (const char* fast : {"true", "false"}) {
-    auto config = tiny_config({{"epochs", "200"}, {"train_batch_size", "2"}, {"checkpoint_dir", dir},
-                               {"fast_bpr", fast}, {"embedding_size", "8"},
-                               {"learning_rate", "0.05"}, {"stopping_step", "0"},
-                               {"valid_metric", "ndcg@3"}, {"topk", "3"}});
+    auto config = tiny_config({{"epochs", "200"},
+                               {"train_batch_size", "2"},
+                               {"checkpoint_dir", dir},
+                               {"fast_bpr", fast},
+                               {"embedding_size", "8"},
+                               {"learning_rate", "0.05"},
+                               {"stopping_step", "0"},
+                               {"valid_metric", "ndcg@3"},
+                               {"topk", "3"}});
     HandRun run(config, 6, 10,
-                   {{1, 1, 2, 2, 3, 3, 1, 2, 4, 4, 5, 5}, {1, 2, 3, 4, 5, 6, 3, 1, 7, 2, 4, 8}},
-                   {{1, 2, 3, 4, 5}, {4, 5, 1, 9, 2}}, {{1, 2, 3, 4, 5}, {5, 6, 2, 3, 9}}, 3);
+                {{1, 1, 2, 2, 3, 3, 1, 2, 4, 4, 5, 5}, {1, 2, 3, 4, 5, 6, 3, 1, 7, 2, 4, 8}},
+                {{1, 2, 3, 4, 5}, {4, 5, 1, 9, 2}}, {{1, 2, 3, 4, 5}, {5, 6, 2, 3, 9}}, 3);
     auto ndcg = [&] {
       for (const auto& [k, v] : run.trainer.validate())
         if (k == "ndcg@3") return v;
@@ -75,13 +85,17 @@ TEST_CASE("a diverging run stops with the loss-is-nan error on the fused path as
   // The fused path's clamp of the scores used to turn NaN into a finite (and negative) loss.
   for (const char* fast : {"true", "false"}) {
     INFO("fast_bpr " << fast);
-    auto config = tiny_config({{"epochs", "4"}, {"train_batch_size", "4"}, {"fast_bpr", fast},
-                               {"embedding_size", "8"}, {"learning_rate", "1e30"},
-                               {"eval_step", "0"},
-                               {"checkpoint_dir", (std::filesystem::temp_directory_path() /
-                                                   "recbole_diverge").string()}});
+    auto config =
+        tiny_config({{"epochs", "4"},
+                     {"train_batch_size", "4"},
+                     {"fast_bpr", fast},
+                     {"embedding_size", "8"},
+                     {"learning_rate", "1e30"},
+                     {"eval_step", "0"},
+                     {"checkpoint_dir",
+                      (std::filesystem::temp_directory_path() / "recbole_diverge").string()}});
     HandRun run(config, 4, 8, {{1, 1, 2, 2, 3, 3, 1, 2}, {1, 2, 3, 4, 5, 6, 3, 1}},
-                   {{1, 2, 3}, {4, 5, 1}}, {{1, 2, 3}, {5, 6, 2}}, 1);
+                {{1, 2, 3}, {4, 5, 1}}, {{1, 2, 3}, {5, 6, 2}}, 1);
     REQUIRE(run.trainer.uses_fast_epoch() == (std::string(fast) == "true"));
     REQUIRE_THROWS_WITH(run.trainer.fit(), Catch::Contains("Training loss is nan at epoch"));
   }
@@ -106,7 +120,9 @@ TEST_CASE("a checkpoint that cannot be written is an Error, and the previous one
   const auto dir = std::filesystem::temp_directory_path() / "recbole_ckpt_fail";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  auto config = tiny_config({{"epochs", "1"}, {"train_batch_size", "4"}, {"embedding_size", "8"},
+  auto config = tiny_config({{"epochs", "1"},
+                             {"train_batch_size", "4"},
+                             {"embedding_size", "8"},
                              {"checkpoint_dir", dir.string()}});
   HandRun run(config, 4, 8, {{1, 1, 2, 2}, {1, 2, 3, 4}}, {{1}, {5}}, {{2}, {6}}, 1);
   const std::string path = (dir / "model.pth").string();

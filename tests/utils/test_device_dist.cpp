@@ -84,7 +84,8 @@ TEST_CASE("world size 1: every collective is a no-op and no process group exists
   REQUIRE(torch::equal(dist.all_gather_cat(t), t));
 }
 
-TEST_CASE("a rank that cannot reach the store fails within the timeout, naming the address", "[dist]") {
+TEST_CASE("a rank that cannot reach the store fails within the timeout, naming the address",
+          "[dist]") {
   DistSettings s;
   s.rank = 1;  // a client: nobody hosts the store on this port
   s.world_size = 2;
@@ -123,10 +124,15 @@ TEST_CASE("only the device manager moves tensors between devices", "[device]") {
       std::string line;
       for (int n = 1; std::getline(in, line); ++n)
         for (const auto& f : forbidden)
-          if (line.find(f) != std::string::npos) offenders.push_back(path + ":" + std::to_string(n));
+          if (line.find(f) != std::string::npos)
+            offenders.push_back(path + ":" + std::to_string(n));
     }
   }
-  INFO("direct device moves at: " << [&] { std::string s; for (auto& o : offenders) s += o + " "; return s; }());
+  INFO("direct device moves at: " << [&] {
+    std::string s;
+    for (auto& o : offenders) s += o + " ";
+    return s;
+  }());
   REQUIRE(offenders.empty());
 }
 
@@ -141,7 +147,8 @@ recbole::config::Config plain_config() {
 
 }  // namespace
 
-TEST_CASE("processes on one machine share its cores: num_threads 0 divides them", "[device][threads]") {
+TEST_CASE("processes on one machine share its cores: num_threads 0 divides them",
+          "[device][threads]") {
   const int cores = recbole::resolve_num_threads(0);
   DeviceSettings s = cpu_settings();
   s.num_threads = 0;

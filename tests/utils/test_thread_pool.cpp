@@ -68,12 +68,14 @@ TEST_CASE("a parallel_for inside a task runs inline instead of deadlocking", "[t
   REQUIRE(not_inline.load() == 0);
 }
 
-TEST_CASE("num_threads 0 resolves to the hardware threads, a positive value to itself", "[threads]") {
+TEST_CASE("num_threads 0 resolves to the hardware threads, a positive value to itself",
+          "[threads]") {
   REQUIRE(recbole::resolve_num_threads(0) >= 1);
   REQUIRE(recbole::resolve_num_threads(3) == 3);
 }
 
-TEST_CASE("run_phases: a phase starts only after the previous one ended on every worker", "[threads]") {
+TEST_CASE("run_phases: a phase starts only after the previous one ended on every worker",
+          "[threads]") {
   for (int threads : {1, 2, 3}) {
     PoolSize size(threads);
     constexpr int kPhases = 5;
