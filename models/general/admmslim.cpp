@@ -155,7 +155,7 @@ torch::Tensor ADMMSLIM::full_sort_predict(const data::Batch& batch) {
   const torch::Tensor& users = batch.users;
   if (c_.size(0) != n_items()) throw Error("ADMMSLIM: full_sort_predict called before fit()");
   const std::vector<int64_t> u = to_vector(users);
-  torch::Tensor x = device_manager().place(dense_history(train_, u));
+  torch::Tensor x = device_manager().place(data::dense_rows(train_, u));
   if (!center_columns_) return torch::matmul(x, c_);
   return torch::matmul(x - item_means_.unsqueeze(0), c_) + item_means_.unsqueeze(0);
 }

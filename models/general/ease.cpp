@@ -54,7 +54,7 @@ torch::Tensor EASE::full_sort_predict(const data::Batch& batch) {
   const torch::Tensor& users = batch.users;
   if (b_.size(0) != n_items()) throw Error("EASE: full_sort_predict called before fit()");
   const std::vector<int64_t> u = to_vector(users);
-  torch::Tensor x = device_manager().place(dense_history(train_, u));
+  torch::Tensor x = device_manager().place(data::dense_rows(train_, u));
   return torch::matmul(x, b_);
 }
 

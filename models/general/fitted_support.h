@@ -14,6 +14,7 @@
 
 #include <torch/torch.h>
 
+#include "recbole/data/dense_rows.h"
 #include "recbole/data/interaction_matrix.h"
 #include "recbole/utils/device_manager.h"
 
@@ -49,9 +50,6 @@ CsrWeights csr_from_rows(const std::vector<std::vector<std::pair<int32_t, float>
 
 // A user-id tensor (any device, int64) as a CPU vector.
 std::vector<int64_t> to_vector(const torch::Tensor& users);
-
-// The training rows of `users` as dense 0/1: [B, n_items] float32 on the CPU.
-torch::Tensor dense_history(const data::InteractionMatrix& x, const std::vector<int64_t>& users);
 
 // XᵀX (co-occurrence counts, diagonal = item degrees): [n_items, n_items] of `dtype` on the CPU,
 // from the sparse rows (cost Σ_u |X_u|²).

@@ -26,7 +26,4 @@ class UserRowsSource : public TrainingSource {
   data::PairBatch pairs_;
 };
 
-// The rows of `users` in `x` as dense 0/1: [B, n_items] float32 on the CPU.
-torch::Tensor dense_rows(const data::InteractionMatrix& x, const std::vector<int64_t>& users);
-
 }  // namespace recbole::pipeline

@@ -28,7 +28,7 @@ namespace {
 torch::Tensor dense(const InteractionMatrix& x) {
   std::vector<int64_t> users(x.n_users());
   for (int64_t u = 0; u < x.n_users(); ++u) users[u] = u;
-  return recbole::models::dense_history(x, users).to(torch::kFloat64);
+  return recbole::data::dense_rows(x, users).to(torch::kFloat64);
 }
 
 // 3 items (+ padding) over 3 users (+ padding): u1 {1,2}, u2 {1,2,3}, u3 {2,3}.

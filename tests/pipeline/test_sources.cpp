@@ -10,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include "recbole/data/dense_rows.h"
 #include "recbole/pipeline/pointwise_source.h"
 #include "recbole/pipeline/user_rows_source.h"
 #include "recbole/utils/error.h"
@@ -96,7 +97,7 @@ class TinyUserRows : public Model {
     return -(logp * b.history).sum(1).mean();
   }
   torch::Tensor full_sort_predict(const Batch& b) override {
-    const torch::Tensor rows = recbole::pipeline::dense_rows(train_, to_vec(b.users));
+    const torch::Tensor rows = recbole::data::dense_rows(train_, to_vec(b.users));
     return torch::matmul(torch::matmul(device_manager().place(rows), enc_), dec_);
   }
   std::vector<std::vector<torch::Tensor>> optimizer_groups() override { return {{enc_}, {dec_}}; }
