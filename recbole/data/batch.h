@@ -46,7 +46,9 @@ struct Batch {
 
 // A [n] int64 CPU tensor holding `values` (copied).
 inline torch::Tensor id_tensor(const std::vector<int64_t>& values) {
-  return torch::tensor(values, torch::kInt64);
+  return torch::from_blob(const_cast<int64_t*>(values.data()),
+                          {static_cast<int64_t>(values.size())}, torch::kInt64)
+      .clone();
 }
 
 }  // namespace recbole::data

@@ -66,8 +66,6 @@ class Evaluator {
                          Phase phase = Phase::kValid) const;
   ValueRecords collect_values(models::Model& model, const LabeledSource& source) const;
 
-  const EvaluatorSettings& settings() const { return settings_; }
-
  private:
   // CPU, full ranking: the model's score blocks, masked and ranked row by row on the pool.
   void collect_scores_cpu(models::Model& model, const RankingSource& source,

@@ -22,8 +22,6 @@ class GeneralPipeline : public TaskPipeline {
   const std::vector<int64_t>& item_train_count() const override { return item_count_; }
   int64_t n_items() const override { return n_items_; }
 
-  const data::InteractionMatrix& train() const { return train_; }
-
  private:
   const config::Config& config_;
   const data::SplitDataset& split_;

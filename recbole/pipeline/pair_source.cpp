@@ -4,12 +4,6 @@
 
 namespace recbole::pipeline {
 
-torch::Tensor long_tensor(const std::vector<int64_t>& v) {
-  return torch::from_blob(const_cast<int64_t*>(v.data()), {static_cast<int64_t>(v.size())},
-                          torch::kInt64)
-      .clone();
-}
-
 PairSource::PairSource(const InteractionData& data, const SourceSettings& s) {
   if (s.negatives.enabled())
     sampler_ = std::make_unique<data::NegativeSampler>(data.train, s.negatives.distribution,
@@ -22,9 +16,9 @@ PairSource::PairSource(const InteractionData& data, const SourceSettings& s) {
 bool PairSource::next(data::Batch& batch) {
   if (!batcher_->next(pairs_)) return false;
   batch = data::Batch();
-  batch.users = long_tensor(pairs_.users);
-  batch.items = long_tensor(pairs_.pos_items);
-  if (!pairs_.neg_items.empty()) batch.neg_items = long_tensor(pairs_.neg_items);
+  batch.users = data::id_tensor(pairs_.users);
+  batch.items = data::id_tensor(pairs_.pos_items);
+  if (!pairs_.neg_items.empty()) batch.neg_items = data::id_tensor(pairs_.neg_items);
   return true;
 }
 

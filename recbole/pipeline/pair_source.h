@@ -29,7 +29,4 @@ class PairSource : public TrainingSource {
   data::PairBatch pairs_;
 };
 
-// A [n] int64 CPU tensor copied from `v`.
-torch::Tensor long_tensor(const std::vector<int64_t>& v);
-
 }  // namespace recbole::pipeline

@@ -32,8 +32,8 @@ bool PointwiseSource::next(data::Batch& batch) {
   users_.insert(users_.end(), pairs_.users.begin(), pairs_.users.end());
   items_.insert(items_.end(), pairs_.neg_items.begin(), pairs_.neg_items.end());
   batch = data::Batch();
-  batch.users = long_tensor(users_);
-  batch.items = long_tensor(items_);
+  batch.users = data::id_tensor(users_);
+  batch.items = data::id_tensor(items_);
   batch.labels = torch::zeros({positives + n}, torch::kFloat32);
   batch.labels.narrow(0, 0, positives).fill_(1.0f);
   return true;

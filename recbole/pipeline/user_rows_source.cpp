@@ -16,8 +16,8 @@ UserRowsSource::UserRowsSource(const InteractionData& data, const SourceSettings
 bool UserRowsSource::next(data::Batch& batch) {
   if (!batcher_->next(pairs_)) return false;
   batch = data::Batch();
-  batch.users = long_tensor(pairs_.users);
-  batch.items = long_tensor(pairs_.pos_items);
+  batch.users = data::id_tensor(pairs_.users);
+  batch.items = data::id_tensor(pairs_.pos_items);
   batch.history = data::dense_rows(train_, pairs_.users);
   return true;
 }

@@ -11,6 +11,7 @@
 #include "recbole/evaluator/evaluator.h"
 #include "recbole/utils/error.h"
 #include "tests/models/model_fixture.h"
+#include "tests/trainer/hand_run.h"
 
 using recbole::DeviceManager;
 using recbole::DeviceSettings;
@@ -42,7 +43,7 @@ class TableModel : public Model {
 
 struct Fixture {
   recbole::config::Config config = recbole::testing::model_config("BPR");
-  DeviceManager dm{DeviceSettings{"cpu"}};
+  DeviceManager dm{recbole::testing::cpu_device()};
   Dist dist;
   // 4 users (0 = pad), 7 items (0 = pad).
   InteractionMatrix train{4, 7, {1, 1, 2, 3}, {1, 2, 3, 4}};

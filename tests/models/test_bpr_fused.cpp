@@ -59,7 +59,8 @@ TEST_CASE("fused and generic BPR paths compute the same training", "[trainer]") 
       const std::vector<int32_t> users = {1, 1, 2, 2, 3, 3, 1, 2, 3},
                                  items = {1, 2, 3, 4, 5, 6, 3, 1, 2};
       bool fused = false;
-      weights.push_back(train_bpr(config, DeviceSettings{"cpu"}, users, items, 4, 9, &fused)[1]);
+      weights.push_back(
+          train_bpr(config, recbole::testing::cpu_device(), users, items, 4, 9, &fused)[1]);
       REQUIRE(fused == (std::string(fast) == "true"));
     }
     INFO(learner << ", weight_decay " << wd);
@@ -151,7 +152,7 @@ TEST_CASE("the fused BPR path gathers the same gradients from stashes as from th
       REQUIRE(torch::equal(weights[0][1], weights[k][1]));
     }
     // The runs did train: the weights moved from their seeded start.
-    DeviceManager dm(DeviceSettings{"cpu"});
+    DeviceManager dm(recbole::testing::cpu_device());
     auto config = tiny_config({{"embedding_size", "8"}});
     InteractionMatrix train(12, 20, users, items);
     ModelContext ctx{config, 12, 20, train, dm};
@@ -167,7 +168,7 @@ TEST_CASE("fused sparse_adam follows torch's SparseAdam: only the batch's rows m
   // Reference: the same batches through autograd, then SparseAdam written with tensor ops on
   // the rows each batch uses (users; positive and negative items).
   auto config = tiny_config({{"embedding_size", "8"}});
-  DeviceManager dm(DeviceSettings{"cpu"});
+  DeviceManager dm(recbole::testing::cpu_device());
   std::vector<int32_t> users, items;
   small_interactions(users, items);
   InteractionMatrix train(12, 20, users, items);

@@ -10,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include "models/general/fitted_support.h"
 #include "recbole/data/dense_rows.h"
 #include "recbole/pipeline/pointwise_source.h"
 #include "recbole/pipeline/user_rows_source.h"
@@ -97,7 +98,8 @@ class TinyUserRows : public Model {
     return -(logp * b.history).sum(1).mean();
   }
   torch::Tensor full_sort_predict(const Batch& b) override {
-    const torch::Tensor rows = recbole::data::dense_rows(train_, to_vec(b.users));
+    const torch::Tensor rows =
+        recbole::data::dense_rows(train_, recbole::models::to_vector(b.users));
     return torch::matmul(torch::matmul(device_manager().place(rows), enc_), dec_);
   }
   std::vector<std::vector<torch::Tensor>> optimizer_groups() override { return {{enc_}, {dec_}}; }
@@ -120,10 +122,6 @@ class TinyUserRows : public Model {
   std::set<size_t> parts_stepped;
 
  private:
-  static std::vector<int64_t> to_vec(const torch::Tensor& t) {
-    const torch::Tensor c = t.to(torch::kCPU).contiguous();
-    return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
-  }
   torch::Tensor enc_, dec_;
   size_t steps_ = 0;
 };

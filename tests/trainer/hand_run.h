@@ -25,6 +25,13 @@ inline config::Config tiny_config(std::vector<std::pair<std::string, std::string
   return model_config(model, std::move(extra));
 }
 
+// Settings of a CPU device manager.
+inline DeviceSettings cpu_device() {
+  DeviceSettings s;
+  s.device = "cpu";
+  return s;
+}
+
 inline data::Split split_of(const Pairs& pairs) {
   data::Split s;
   s.users = pairs.first;
@@ -37,7 +44,7 @@ inline data::Split split_of(const Pairs& pairs) {
 struct HandRun {
   HandRun(const config::Config& config, int64_t n_users, int64_t n_items, const Pairs& train,
           const Pairs& valid, const Pairs& test, uint64_t seed,
-          DeviceSettings device_settings = DeviceSettings{"cpu"})
+          DeviceSettings device_settings = cpu_device())
       : dm(device_settings),
         split{split_of(train), split_of(valid), split_of(test)},
         task(config, split, n_users, n_items),
