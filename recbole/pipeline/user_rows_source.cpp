@@ -1,23 +1,28 @@
 #include "recbole/pipeline/user_rows_source.h"
 
+#include <numeric>
+
 #include <torch/torch.h>
 
 #include "recbole/data/dense_rows.h"
-#include "recbole/pipeline/pair_source.h"
 
 namespace recbole::pipeline {
 
 UserRowsSource::UserRowsSource(const InteractionData& data, const SourceSettings& s)
     : train_(data.train),
-      batcher_(std::make_unique<data::TrainBatcher>(data.users, data.items, nullptr, 1,
-                                                    s.batch_size, s.shuffle, s.seed, s.rank,
-                                                    s.world_size)) {}
+      user_ids_(static_cast<size_t>(data.train.n_users())),
+      unused_items_(user_ids_.size(), 0) {
+  std::iota(user_ids_.begin(), user_ids_.end(), 0);
+  // Always shuffled, whatever `shuffle` says (RecBole forces it for this loader).
+  batcher_ = std::make_unique<data::TrainBatcher>(user_ids_, unused_items_, nullptr, 1,
+                                                  s.batch_size, /*shuffle=*/true, s.seed, s.rank,
+                                                  s.world_size);
+}
 
 bool UserRowsSource::next(data::Batch& batch) {
   if (!batcher_->next(pairs_)) return false;
   batch = data::Batch();
   batch.users = data::id_tensor(pairs_.users);
-  batch.items = data::id_tensor(pairs_.pos_items);
   batch.history = data::dense_rows(train_, pairs_.users);
   return true;
 }

@@ -3,9 +3,11 @@
 // pipeline, the trainer and the evaluator, which know nothing of them.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include <torch/torch.h>
@@ -199,27 +201,37 @@ TEST_CASE("the pointwise source labels each positive 1 and its sample_num negati
   }
 }
 
-TEST_CASE("the user-rows source densifies each batch user's training row", "[pipeline][sources]") {
+TEST_CASE("the user-rows source walks every user id once per epoch with its training row",
+          "[pipeline][sources]") {
   Windows w;
   InteractionMatrix train(30, 25, w.train.first, w.train.second);
   std::vector<int64_t> counts(25, 1);
   SourceSettings s;
   s.batch_size = 7;
+  s.shuffle = false;  // ignored: RecBole's user loader always shuffles
   recbole::pipeline::UserRowsSource source({w.train.first, w.train.second, train, counts}, s);
-  source.start_epoch(3);
-  Batch b;
-  int64_t rows = 0;
-  while (source.next(b)) {
-    REQUIRE(b.history.sizes() == torch::IntArrayRef({b.size(), 25}));
-    for (int64_t r = 0; r < b.size(); ++r) {
-      const int32_t u = static_cast<int32_t>(b.users[r].item<int64_t>());
-      REQUIRE(train.contains(u, static_cast<int32_t>(b.items[r].item<int64_t>())));
-      for (int32_t i = 0; i < 25; ++i)
-        REQUIRE((b.history[r][i].item<float>() == 1.0f) == train.contains(u, i));
+  REQUIRE(source.batches_per_epoch() == 5);  // ⌈30 / 7⌉
+  std::vector<int64_t> order;
+  for (int64_t epoch : {3, 4}) {
+    source.start_epoch(epoch);
+    Batch b;
+    std::vector<int64_t> seen;
+    while (source.next(b)) {
+      REQUIRE(b.history.sizes() == torch::IntArrayRef({b.size(), 25}));
+      for (int64_t r = 0; r < b.size(); ++r) {
+        const int32_t u = static_cast<int32_t>(b.users[r].item<int64_t>());
+        seen.push_back(u);
+        for (int32_t i = 0; i < 25; ++i)
+          REQUIRE((b.history[r][i].item<float>() == 1.0f) == train.contains(u, i));
+      }
     }
-    rows += b.size();
+    if (!order.empty()) REQUIRE(seen != order);  // a new order each epoch
+    order = seen;
+    std::sort(seen.begin(), seen.end());
+    std::vector<int64_t> all(30);
+    std::iota(all.begin(), all.end(), 0);
+    REQUIRE(seen == all);  // every user once, the pad user 0 included
   }
-  REQUIRE(rows == static_cast<int64_t>(w.train.first.size()));  // one row per interaction
 }
 
 TEST_CASE("a pointwise model without negative sampling is a ConfigError naming model and key",

@@ -1,0 +1,86 @@
+#include "models/general/lightgcn.h"
+
+#include <torch/torch.h>
+
+#include "models/layers/losses.h"
+#include "recbole/config/config.h"
+
+namespace recbole::models {
+
+LightGCN::LightGCN(const ModelContext& ctx)
+    : Model("LightGCN", ctx),
+      adjacency_(layers::symmetric_normalized(layers::bipartite_adjacency(ctx.train)),
+                 /*symmetric=*/true, ctx.device.device()),
+      n_layers_(ctx.config.get_int("n_layers")),
+      reg_weight_(ctx.config.get_double("reg_weight")),
+      require_pow_(ctx.config.get_bool("require_pow")) {
+  const int64_t d = ctx.config.get_int("embedding_size");
+  torch::Tensor u = torch::empty({ctx.n_users, d});
+  torch::Tensor i = torch::empty({ctx.n_items, d});
+  torch::nn::init::xavier_uniform_(u);
+  torch::nn::init::xavier_uniform_(i);
+  user_embedding_ = register_parameter("user_embedding", ctx.device.place(u));
+  item_embedding_ = register_parameter("item_embedding", ctx.device.place(i));
+}
+
+std::pair<torch::Tensor, torch::Tensor> LightGCN::propagate() const {
+  torch::Tensor all = layers::mean_propagation(
+      adjacency_, torch::cat({user_embedding_, item_embedding_}), n_layers_);
+  return {all.slice(0, 0, n_users()), all.slice(0, n_users())};
+}
+
+torch::Tensor LightGCN::calculate_loss(const data::Batch& batch) {
+  cache_ = {};
+  auto [users, items] = propagate();
+  torch::Tensor u = users.index_select(0, batch.users);
+  torch::Tensor pos = (u * items.index_select(0, batch.items)).sum(1);
+  torch::Tensor neg = (u * items.index_select(0, batch.neg_items)).sum(1);
+  torch::Tensor reg = layers::emb_loss({user_embedding_.index_select(0, batch.users),
+                                        item_embedding_.index_select(0, batch.items),
+                                        item_embedding_.index_select(0, batch.neg_items)},
+                                       require_pow_);
+  return layers::bpr_loss(pos, neg) + reg_weight_ * reg;
+}
+
+void LightGCN::refresh_cache() {
+  torch::NoGradGuard no_grad;
+  cache_ = propagate();
+}
+
+const std::pair<torch::Tensor, torch::Tensor>& LightGCN::cached() {
+  if (!cache_.first.defined()) refresh_cache();
+  return cache_;
+}
+
+torch::Tensor LightGCN::full_sort_predict(const data::Batch& batch) {
+  const auto& [users, items] = cached();
+  return torch::matmul(users.index_select(0, batch.users), items.t());
+}
+
+torch::Tensor LightGCN::predict(const data::Batch& batch) {
+  const auto& [users, items] = cached();
+  return (users.index_select(0, batch.users) * items.index_select(0, batch.items)).sum(1);
+}
+
+bool LightGCN::score_factors(torch::Tensor* users, torch::Tensor* items) const {
+  if (!cache_.first.defined()) return false;
+  *users = cache_.first;
+  *items = cache_.second;
+  return true;
+}
+
+RECBOLE_REGISTER_MODEL(LightGCN) {
+  using config::Key;
+  using config::KeyType;
+  register_model(
+      {"LightGCN",
+       Task::kGeneral,
+       InputType::kPairwise,
+       "Light graph convolution: embeddings averaged over propagation layers",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user and item embeddings"),
+        Key("n_layers", KeyType::kInt).min(1).help("Propagation layers over the user-item graph"),
+        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the layer-0 embedding norm")},
+       [](const ModelContext& ctx) { return std::make_shared<LightGCN>(ctx); }});
+}
+
+}  // namespace recbole::models

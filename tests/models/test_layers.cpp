@@ -1,0 +1,143 @@
+// The shared model layers against independent formulas: the normalised bipartite adjacency
+// (RecBole's values), the sparse product and its gradient against dense libtorch, the losses,
+// padded histories.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "models/layers/graph.h"
+#include "models/layers/history.h"
+#include "models/layers/losses.h"
+#include "recbole/utils/thread_pool.h"
+
+namespace layers = recbole::models::layers;
+
+namespace {
+
+// The dense form of a host CSR matrix.
+torch::Tensor dense(const layers::SparseMatrix& m) {
+  torch::Tensor d = torch::zeros({m.rows, m.cols});
+  for (int64_t r = 0; r < m.rows; ++r)
+    for (int64_t k = m.indptr[r]; k < m.indptr[r + 1]; ++k)
+      d[r][m.indices[k]] = m.values[static_cast<size_t>(k)];
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("the normalised bipartite adjacency has RecBole's values", "[models][layers]") {
+  // 3 users (0 = pad), 3 items (0 = pad); user 1: items 1, 2; user 2: item 2 twice.
+  const std::vector<int32_t> users{1, 1, 2, 2}, items{1, 2, 2, 2};
+  layers::SparseMatrix binary = layers::bipartite_adjacency(3, 3, users, items, false);
+  REQUIRE(binary.rows == 6);
+  REQUIRE(binary.nnz() == 6);  // the repeated pair counts once
+  torch::Tensor a = dense(layers::symmetric_normalized(binary));
+  // deg(user 1) = 2, deg(user 2) = 1, deg(item 1) = 1, deg(item 2) = 2 (+1e-7).
+  CHECK(a[1][3 + 1].item<float>() == Approx(1 / std::sqrt(2.0 * 1.0)));
+  CHECK(a[1][3 + 2].item<float>() == Approx(1 / std::sqrt(2.0 * 2.0)));
+  CHECK(a[2][3 + 2].item<float>() == Approx(1 / std::sqrt(1.0 * 2.0)));
+  CHECK(torch::equal(a, a.t()));
+  CHECK(a[0].abs().sum().item<float>() == 0);  // the pad user is isolated
+  CHECK(a[3].abs().sum().item<float>() == 0);  // the pad item too
+
+  // Weighted (SGL): the repeated pair counts twice and the degrees are weighted sums.
+  torch::Tensor w = dense(
+      layers::symmetric_normalized(layers::bipartite_adjacency(3, 3, users, items, true)));
+  CHECK(w[2][3 + 2].item<float>() == Approx(2 / std::sqrt(2.0 * 3.0)));
+}
+
+TEST_CASE("the sparse product and its gradient equal dense libtorch on any thread count",
+          "[models][layers]") {
+  torch::manual_seed(7);
+  std::vector<int64_t> r, c;
+  std::vector<float> v;
+  for (int k = 0; k < 4000; ++k) {
+    r.push_back(k % 300);
+    c.push_back((k * 37) % 200);
+    v.push_back(static_cast<float>((k % 13) - 6) / 7.0f);
+  }
+  layers::SparseMatrix m = layers::SparseMatrix::from_triplets(300, 200, r, c, v);
+  const torch::Tensor d = dense(m);
+  CHECK(torch::allclose(dense(m.transpose()), d.t()));
+  const layers::GraphOperator op(m, /*symmetric=*/false, torch::kCPU);
+
+  const torch::Tensor x0 = torch::randn({200, 64});
+  const torch::Tensor weights = torch::randn({300, 64});
+  torch::Tensor expected_grad;
+  {
+    torch::Tensor x = x0.clone().requires_grad_(true);
+    (torch::mm(d, x) * weights).sum().backward();
+    expected_grad = x.grad().clone();
+  }
+  recbole::ThreadPool& pool = recbole::ThreadPool::instance();
+  const int before = pool.threads();
+  torch::Tensor first;
+  for (int threads : {1, 2, 3}) {
+    pool.set_threads(threads);
+    torch::Tensor x = x0.clone().requires_grad_(true);
+    torch::Tensor y = layers::spmm(op, x);
+    CHECK(torch::allclose(y, torch::mm(d, x0), 1e-5, 1e-5));
+    if (first.defined()) CHECK(torch::equal(y, first));  // bit-identical across thread counts
+    first = y.detach();
+    (y * weights).sum().backward();
+    CHECK(torch::allclose(x.grad(), expected_grad, 1e-5, 1e-5));
+  }
+  pool.set_threads(before);
+}
+
+TEST_CASE("mean propagation averages layers 0..L", "[models][layers]") {
+  layers::SparseMatrix a =
+      layers::symmetric_normalized(layers::bipartite_adjacency(3, 3, {1, 2}, {1, 2}, false));
+  const layers::GraphOperator op(a, true, torch::kCPU);
+  const torch::Tensor e = torch::randn({6, 4});
+  const torch::Tensor d = dense(a);
+  const torch::Tensor expected = (e + torch::mm(d, e) + torch::mm(d, torch::mm(d, e))) / 3;
+  CHECK(torch::allclose(layers::mean_propagation(op, e, 2), expected, 1e-6, 1e-6));
+}
+
+TEST_CASE("the shared losses follow RecBole's formulas", "[models][layers]") {
+  const torch::Tensor pos = torch::tensor({2.0f, 0.5f}), neg = torch::tensor({1.0f, 1.5f});
+  const double bpr =
+      -(std::log(1e-10 + 1 / (1 + std::exp(-1.0))) + std::log(1e-10 + 1 / (1 + std::exp(1.0)))) /
+      2;
+  CHECK(layers::bpr_loss(pos, neg).item<double>() == Approx(bpr));
+
+  const torch::Tensor a = torch::tensor({{3.0f, 4.0f}}), b = torch::tensor({{1.0f, 0.0f}, {0.0f, 2.0f}});
+  // Unsquared norms over the last tensor's rows: (5 + √5) / 2; squared: (25 + 5) / 2 / 2.
+  CHECK(layers::emb_loss({a, b}).item<double>() == Approx((5 + std::sqrt(5.0)) / 2));
+  CHECK(layers::emb_loss({a, b}, true).item<double>() == Approx(30.0 / 4));
+
+  // InfoNCE: one anchor, two candidates, the positive being the first.
+  const torch::Tensor anchor = torch::tensor({{1.0f, 0.0f}});
+  const torch::Tensor cands = torch::tensor({{2.0f, 0.0f}, {0.0f, 1.0f}});
+  const double tau = 0.5;
+  const double expected = -std::log(std::exp(1 / tau) / (std::exp(1 / tau) + std::exp(0.0)));
+  CHECK(layers::info_nce_sum(anchor, cands.slice(0, 0, 1), cands, tau).item<double>() ==
+        Approx(expected));
+
+  const torch::Tensor logits = torch::tensor({{0.0f, std::log(3.0f)}});
+  const torch::Tensor x = torch::tensor({{0.0f, 1.0f}});
+  CHECK(layers::multinomial_nll(logits, x).item<double>() == Approx(-std::log(0.75)));
+}
+
+TEST_CASE("padded histories are left-aligned, truncated to a random subset", "[models][layers]") {
+  recbole::data::InteractionMatrix m(3, 10, {1, 1, 1, 1, 2}, {4, 2, 9, 7, 5});
+  layers::PaddedHistory full = layers::padded_history(m);
+  REQUIRE(full.ids.sizes() == torch::IntArrayRef({3, 4}));
+  CHECK(torch::equal(full.ids[1], torch::tensor({2, 4, 7, 9}, torch::kInt64)));
+  CHECK(torch::equal(full.ids[2], torch::tensor({5, 0, 0, 0}, torch::kInt64)));
+  CHECK(torch::equal(full.lengths, torch::tensor({0, 4, 1}, torch::kInt64)));
+  layers::PaddedHistory cut = layers::padded_history(m, 2, 11);
+  REQUIRE(cut.ids.sizes() == torch::IntArrayRef({3, 2}));
+  CHECK(cut.lengths[1].item<int64_t>() == 2);
+  for (int k = 0; k < 2; ++k) CHECK(m.contains(1, static_cast<int32_t>(cut.ids[1][k].item<int64_t>())));
+
+  recbole::data::InteractionMatrix t = layers::transpose(m);
+  REQUIRE(t.n_users() == 10);
+  CHECK(t.contains(4, 1));
+  CHECK(t.contains(5, 2));
+  CHECK(t.nnz() == 5);
+}
