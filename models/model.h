@@ -129,6 +129,10 @@ class Model : public torch::nn::Module {
 
   // ---- Training hooks (defaults do nothing or the plain step) ----
   virtual void on_epoch_start(int64_t epoch) { (void)epoch; }
+  // Passes over the training source in one epoch (RecVAE: its encoder passes, then its decoder
+  // passes); each pass walks the source in a new order. on_pass_start(p) runs before pass p.
+  virtual int64_t passes_per_epoch() const { return 1; }
+  virtual void on_pass_start(int64_t pass) { (void)pass; }
   virtual void on_epoch_end(int64_t epoch) { (void)epoch; }
   // Before every validation and the test (e.g. to refresh cached propagated embeddings).
   virtual void before_evaluation() {}

@@ -183,22 +183,29 @@ void Trainer::sync_initial_parameters() {
 
 double Trainer::train_epoch(int64_t epoch) {
   model_.train();
-  source_->start_epoch(epoch);
   model_.on_epoch_start(epoch);
   double sum = 0;
   if (fast_) {
+    source_->start_epoch(epoch);
     sum = fast_->train_epoch();
   } else {
-    Progress progress(config_.get_bool("show_progress") && dist_.is_main(),
-                      "Train " + std::to_string(epoch), source_->batches_per_epoch());
-    data::Batch batch;
+    // A model with several passes per epoch sees a new order in each: pass p of epoch e walks
+    // the source's order number e · passes + p (one pass: the epoch's own order).
+    const int64_t passes = std::max<int64_t>(model_.passes_per_epoch(), 1);
     torch::Tensor total = torch::zeros({}, device_.float_options());
-    int64_t b = 0;
-    while (source_->next(batch)) {
-      torch::Tensor loss = model_.train_step(device_.place(batch), *step_);
-      device_.check(loss, model_.name(), "loss");
-      total += loss.detach();
-      progress.tick(++b);
+    for (int64_t pass = 0; pass < passes; ++pass) {
+      source_->start_epoch(epoch * passes + pass);
+      model_.on_pass_start(pass);
+      Progress progress(config_.get_bool("show_progress") && dist_.is_main(),
+                        "Train " + std::to_string(epoch), source_->batches_per_epoch());
+      data::Batch batch;
+      int64_t b = 0;
+      while (source_->next(batch)) {
+        torch::Tensor loss = model_.train_step(device_.place(batch), *step_);
+        device_.check(loss, model_.name(), "loss");
+        total += loss.detach();
+        progress.tick(++b);
+      }
     }
     // One device→host sync per epoch rather than per batch.
     sum = total.item<double>();

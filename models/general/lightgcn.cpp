@@ -10,7 +10,7 @@ namespace recbole::models {
 LightGCN::LightGCN(const ModelContext& ctx)
     : Model("LightGCN", ctx),
       adjacency_(layers::symmetric_normalized(layers::bipartite_adjacency(ctx.train)),
-                 /*symmetric=*/true, ctx.device.device()),
+                 /*symmetric=*/true, ctx.device),
       n_layers_(ctx.config.get_int("n_layers")),
       reg_weight_(ctx.config.get_double("reg_weight")),
       require_pow_(ctx.config.get_bool("require_pow")) {
@@ -35,10 +35,10 @@ torch::Tensor LightGCN::calculate_loss(const data::Batch& batch) {
   torch::Tensor u = users.index_select(0, batch.users);
   torch::Tensor pos = (u * items.index_select(0, batch.items)).sum(1);
   torch::Tensor neg = (u * items.index_select(0, batch.neg_items)).sum(1);
-  torch::Tensor reg = layers::emb_loss({user_embedding_.index_select(0, batch.users),
-                                        item_embedding_.index_select(0, batch.items),
-                                        item_embedding_.index_select(0, batch.neg_items)},
-                                       require_pow_);
+  torch::Tensor reg = layers::emb_loss(
+      {user_embedding_.index_select(0, batch.users), item_embedding_.index_select(0, batch.items),
+       item_embedding_.index_select(0, batch.neg_items)},
+      require_pow_);
   return layers::bpr_loss(pos, neg) + reg_weight_ * reg;
 }
 

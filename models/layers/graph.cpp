@@ -120,7 +120,7 @@ SparseMatrix symmetric_normalized(SparseMatrix a) {
   return a;
 }
 
-GraphOperator::GraphOperator(SparseMatrix m, bool symmetric, const torch::Device& device) {
+GraphOperator::GraphOperator(SparseMatrix m, bool symmetric, const DeviceManager& device) {
   auto shared = std::make_shared<const SparseMatrix>(std::move(m));
   m_ = shared;
   mt_ = symmetric ? shared : std::make_shared<const SparseMatrix>(shared->transpose());
@@ -132,7 +132,9 @@ GraphOperator::GraphOperator(SparseMatrix m, bool symmetric, const torch::Device
         rows[static_cast<size_t>(k)] = r, cols[static_cast<size_t>(k)] = s.indices[k];
     torch::Tensor index = torch::stack({torch::tensor(rows), torch::tensor(cols)});
     torch::Tensor values = torch::tensor(s.values);
-    device_ = torch::sparse_coo_tensor(index, values, {s.rows, s.cols}).coalesce().to(device);
+    // Dense index and value tensors are placed, and the sparse tensor built on the device.
+    device_ = torch::sparse_coo_tensor(device.place(index), device.place(values), {s.rows, s.cols})
+                  .coalesce();
   }
 }
 
@@ -147,9 +149,8 @@ std::vector<int64_t> balanced_rows(const SparseMatrix& m, int parts) {
     const int64_t target = nnz * p / parts;
     bounds[static_cast<size_t>(p)] =
         std::lower_bound(m.indptr.begin(), m.indptr.end(), target) - m.indptr.begin();
-    bounds[static_cast<size_t>(p)] =
-        std::min(std::max(bounds[static_cast<size_t>(p)], bounds[static_cast<size_t>(p) - 1]),
-                 m.rows);
+    bounds[static_cast<size_t>(p)] = std::min(
+        std::max(bounds[static_cast<size_t>(p)], bounds[static_cast<size_t>(p) - 1]), m.rows);
   }
   return bounds;
 }
@@ -229,8 +230,8 @@ struct SpmmBackward : public torch::autograd::Node {
 
 torch::Tensor spmm_host(const SparseMatrix& m, const torch::Tensor& x) {
   if (x.dim() != 2 || x.size(0) != m.cols || x.scalar_type() != torch::kFloat32 || !x.is_cpu())
-    throw Error("spmm: expected a [" + std::to_string(m.cols) +
-                ", d] float32 CPU tensor, got " + c10::str(x.sizes()));
+    throw Error("spmm: expected a [" + std::to_string(m.cols) + ", d] float32 CPU tensor, got " +
+                c10::str(x.sizes()));
   const torch::Tensor in = x.contiguous();
   const int64_t d = in.size(1);
   torch::Tensor out = torch::empty({m.rows, d}, torch::kFloat32);

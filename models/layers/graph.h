@@ -19,6 +19,7 @@
 #include <torch/torch.h>
 
 #include "recbole/data/interaction_matrix.h"
+#include "recbole/utils/device_manager.h"
 
 namespace recbole::models::layers {
 
@@ -57,7 +58,7 @@ class GraphOperator {
  public:
   GraphOperator() = default;
   // `symmetric`: the matrix equals its transpose (the backward reuses it).
-  GraphOperator(SparseMatrix m, bool symmetric, const torch::Device& device);
+  GraphOperator(SparseMatrix m, bool symmetric, const DeviceManager& device);
 
   bool defined() const { return m_ != nullptr; }
   int64_t rows() const { return m_->rows; }

@@ -25,8 +25,8 @@ MLPImpl::MLPImpl(std::vector<int64_t> sizes, double dropout, std::string activat
     : dropout_(dropout), activation_(std::move(activation)), last_activation_(last_activation) {
   check_activation(activation_, "activation");
   for (size_t k = 0; k + 1 < sizes.size(); ++k)
-    linears_.push_back(register_module("linear" + std::to_string(k),
-                                       torch::nn::Linear(sizes[k], sizes[k + 1])));
+    linears_.push_back(
+        register_module("linear" + std::to_string(k), torch::nn::Linear(sizes[k], sizes[k + 1])));
 }
 
 torch::Tensor MLPImpl::forward(torch::Tensor x) {

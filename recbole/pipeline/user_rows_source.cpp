@@ -14,9 +14,9 @@ UserRowsSource::UserRowsSource(const InteractionData& data, const SourceSettings
       unused_items_(user_ids_.size(), 0) {
   std::iota(user_ids_.begin(), user_ids_.end(), 0);
   // Always shuffled, whatever `shuffle` says (RecBole forces it for this loader).
-  batcher_ = std::make_unique<data::TrainBatcher>(user_ids_, unused_items_, nullptr, 1,
-                                                  s.batch_size, /*shuffle=*/true, s.seed, s.rank,
-                                                  s.world_size);
+  batcher_ =
+      std::make_unique<data::TrainBatcher>(user_ids_, unused_items_, nullptr, 1, s.batch_size,
+                                           /*shuffle=*/true, s.seed, s.rank, s.world_size);
 }
 
 bool UserRowsSource::next(data::Batch& batch) {

@@ -17,6 +17,15 @@ namespace layers = recbole::models::layers;
 
 namespace {
 
+const recbole::DeviceManager& cpu() {
+  static const recbole::DeviceManager device = [] {
+    recbole::DeviceSettings s;
+    s.device = "cpu";
+    return recbole::DeviceManager(s);
+  }();
+  return device;
+}
+
 // The dense form of a host CSR matrix.
 torch::Tensor dense(const layers::SparseMatrix& m) {
   torch::Tensor d = torch::zeros({m.rows, m.cols});
@@ -44,8 +53,8 @@ TEST_CASE("the normalised bipartite adjacency has RecBole's values", "[models][l
   CHECK(a[3].abs().sum().item<float>() == 0);  // the pad item too
 
   // Weighted (SGL): the repeated pair counts twice and the degrees are weighted sums.
-  torch::Tensor w = dense(
-      layers::symmetric_normalized(layers::bipartite_adjacency(3, 3, users, items, true)));
+  torch::Tensor w =
+      dense(layers::symmetric_normalized(layers::bipartite_adjacency(3, 3, users, items, true)));
   CHECK(w[2][3 + 2].item<float>() == Approx(2 / std::sqrt(2.0 * 3.0)));
 }
 
@@ -62,7 +71,7 @@ TEST_CASE("the sparse product and its gradient equal dense libtorch on any threa
   layers::SparseMatrix m = layers::SparseMatrix::from_triplets(300, 200, r, c, v);
   const torch::Tensor d = dense(m);
   CHECK(torch::allclose(dense(m.transpose()), d.t()));
-  const layers::GraphOperator op(m, /*symmetric=*/false, torch::kCPU);
+  const layers::GraphOperator op(m, /*symmetric=*/false, cpu());
 
   const torch::Tensor x0 = torch::randn({200, 64});
   const torch::Tensor weights = torch::randn({300, 64});
@@ -91,7 +100,7 @@ TEST_CASE("the sparse product and its gradient equal dense libtorch on any threa
 TEST_CASE("mean propagation averages layers 0..L", "[models][layers]") {
   layers::SparseMatrix a =
       layers::symmetric_normalized(layers::bipartite_adjacency(3, 3, {1, 2}, {1, 2}, false));
-  const layers::GraphOperator op(a, true, torch::kCPU);
+  const layers::GraphOperator op(a, true, cpu());
   const torch::Tensor e = torch::randn({6, 4});
   const torch::Tensor d = dense(a);
   const torch::Tensor expected = (e + torch::mm(d, e) + torch::mm(d, torch::mm(d, e))) / 3;
@@ -101,11 +110,11 @@ TEST_CASE("mean propagation averages layers 0..L", "[models][layers]") {
 TEST_CASE("the shared losses follow RecBole's formulas", "[models][layers]") {
   const torch::Tensor pos = torch::tensor({2.0f, 0.5f}), neg = torch::tensor({1.0f, 1.5f});
   const double bpr =
-      -(std::log(1e-10 + 1 / (1 + std::exp(-1.0))) + std::log(1e-10 + 1 / (1 + std::exp(1.0)))) /
-      2;
+      -(std::log(1e-10 + 1 / (1 + std::exp(-1.0))) + std::log(1e-10 + 1 / (1 + std::exp(1.0)))) / 2;
   CHECK(layers::bpr_loss(pos, neg).item<double>() == Approx(bpr));
 
-  const torch::Tensor a = torch::tensor({{3.0f, 4.0f}}), b = torch::tensor({{1.0f, 0.0f}, {0.0f, 2.0f}});
+  const torch::Tensor a = torch::tensor({{3.0f, 4.0f}}),
+                      b = torch::tensor({{1.0f, 0.0f}, {0.0f, 2.0f}});
   // Unsquared norms over the last tensor's rows: (5 + √5) / 2; squared: (25 + 5) / 2 / 2.
   CHECK(layers::emb_loss({a, b}).item<double>() == Approx((5 + std::sqrt(5.0)) / 2));
   CHECK(layers::emb_loss({a, b}, true).item<double>() == Approx(30.0 / 4));
@@ -133,7 +142,8 @@ TEST_CASE("padded histories are left-aligned, truncated to a random subset", "[m
   layers::PaddedHistory cut = layers::padded_history(m, 2, 11);
   REQUIRE(cut.ids.sizes() == torch::IntArrayRef({3, 2}));
   CHECK(cut.lengths[1].item<int64_t>() == 2);
-  for (int k = 0; k < 2; ++k) CHECK(m.contains(1, static_cast<int32_t>(cut.ids[1][k].item<int64_t>())));
+  for (int k = 0; k < 2; ++k)
+    CHECK(m.contains(1, static_cast<int32_t>(cut.ids[1][k].item<int64_t>())));
 
   recbole::data::InteractionMatrix t = layers::transpose(m);
   REQUIRE(t.n_users() == 10);
