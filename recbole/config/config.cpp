@@ -120,7 +120,7 @@ class ConfigBuilder {
       if (!e.unchecked_model_key) continue;
       const KeyDecl* decl = find_model_key(c.model_, key);
       if (!decl) throw ConfigError(e.source + ": " + no_such_model_key(c.model_, key));
-      e = checked_with(*decl, key, e.value, e.source, Origin{e.origin_file, e.source});
+      e = checked_with(*decl, key, e.value, e.source, Origin{e.origin_file, e.source}, c.model_);
     }
   }
 
@@ -131,9 +131,10 @@ class ConfigBuilder {
            (names.empty() ? "it has no keys of its own" : "its keys: " + names);
   }
 
+  // `model`: the model that declared the key, named in the error.
   static Config::Entry checked_with(const KeyDecl& key_decl, const std::string& key,
                                     const YAML::Node& raw, const std::string& where,
-                                    const Origin& origin) {
+                                    const Origin& origin, const std::string& model = "") {
     const KeyDecl* decl = &key_decl;
     try {
       return {YAML::Clone(validate_value(*decl, raw)), where};
@@ -142,6 +143,7 @@ class ConfigBuilder {
       if (!origin.file.empty() && e.node.IsDefined() && !e.node.IsNull() && e.node.Mark().line >= 0)
         w = at_line(origin.file, e.node.Mark().line);
       std::string name = e.path.empty() ? key : key + "." + e.path;
+      if (!model.empty()) name = model + " key " + name;
       std::string expected = e.expected;
       const std::string kOrNull = " or null";
       if (e.path.empty() && decl->nullable &&

@@ -1,0 +1,89 @@
+// LightGCN against an independent dense computation of its propagation and loss, its cache,
+// and its key checks.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include <torch/torch.h>
+
+#include "models/model.h"
+#include "recbole/utils/error.h"
+#include "tests/models/model_fixture.h"
+
+using recbole::testing::ModelHarness;
+using recbole::testing::TinyData;
+
+namespace {
+
+// Â = D^-1/2 A D^-1/2 of the tiny data's bipartite graph, dense, with RecBole's 1e-7.
+torch::Tensor dense_normalized_adjacency(const TinyData& d) {
+  const int64_t n = d.n_users + d.n_items;
+  torch::Tensor a = torch::zeros({n, n});
+  for (int32_t u = 0; u < d.n_users; ++u)
+    for (const int32_t* it = d.train.row_begin(u); it != d.train.row_end(u); ++it) {
+      a[u][d.n_users + *it] = 1;
+      a[d.n_users + *it][u] = 1;
+    }
+  torch::Tensor inv = (a.sum(1) + 1e-7).pow(-0.5);
+  return inv.unsqueeze(1) * a * inv.unsqueeze(0);
+}
+
+}  // namespace
+
+TEST_CASE("LightGCN's loss is BPR on layer-averaged embeddings plus the ego-embedding norm",
+          "[models][lightgcn]") {
+  TinyData d;
+  ModelHarness h(
+      recbole::testing::model_config("LightGCN", {{"n_layers", "3"}, {"reg_weight", "0.01"}}), d);
+  auto m = h.create();
+  auto params = m->named_parameters();
+  const torch::Tensor users = params["user_embedding"].detach();
+  const torch::Tensor items = params["item_embedding"].detach();
+
+  // Independent: E* = (E + ÂE + Â²E + Â³E) / 4 with a dense Â.
+  const torch::Tensor adj = dense_normalized_adjacency(d);
+  torch::Tensor e = torch::cat({users, items});
+  torch::Tensor sum = e.clone();
+  for (int l = 0; l < 3; ++l) {
+    e = torch::mm(adj, e);
+    sum += e;
+  }
+  const torch::Tensor final_e = sum / 4;
+  const torch::Tensor fu = final_e.slice(0, 0, d.n_users), fi = final_e.slice(0, d.n_users);
+
+  recbole::data::Batch b;
+  b.users = torch::tensor({1, 5, 5}, torch::kInt64);
+  b.items = torch::tensor({2, 7, 3}, torch::kInt64);
+  b.neg_items = torch::tensor({9, 1, 20}, torch::kInt64);
+  const torch::Tensor u = fu.index_select(0, b.users);
+  const torch::Tensor pos = (u * fi.index_select(0, b.items)).sum(1);
+  const torch::Tensor neg = (u * fi.index_select(0, b.neg_items)).sum(1);
+  const double bpr = (-torch::log(1e-10 + torch::sigmoid(pos - neg))).mean().item<double>();
+  // Unsquared Frobenius norms of the batch rows' layer-0 embeddings over the batch size.
+  const double reg =
+      (users.index_select(0, b.users).norm() + items.index_select(0, b.items).norm() +
+       items.index_select(0, b.neg_items).norm())
+          .item<double>() /
+      3;
+  CHECK(m->calculate_loss(b).item<double>() == Approx(bpr + 0.01 * reg).epsilon(1e-5));
+
+  // Scores are dot products of the final embeddings; the cache serves evaluation and the next
+  // training batch clears it.
+  m->eval();
+  torch::NoGradGuard no_grad;
+  const torch::Tensor scores = m->full_sort_predict(recbole::testing::user_batch(h.device, {4}));
+  CHECK(torch::allclose(scores, torch::mm(fu.slice(0, 4, 5), fi.t()), 1e-5, 1e-6));
+  torch::Tensor fu2, fi2;
+  REQUIRE(m->score_factors(&fu2, &fi2));
+  CHECK(torch::allclose(fu2, fu, 1e-5, 1e-6));
+  m->calculate_loss(b);
+  CHECK_FALSE(m->score_factors(&fu2, &fi2));
+}
+
+TEST_CASE("LightGCN refuses n_layers 0 naming the model and the key", "[models][lightgcn]") {
+  REQUIRE_THROWS_WITH(
+      recbole::testing::model_config("LightGCN", {{"n_layers", "0"}}),
+      Catch::Contains("LightGCN key n_layers") && Catch::Contains("expected int >= 1"));
+  REQUIRE_THROWS_WITH(recbole::testing::model_config("LightGCN", {{"reg_weight", "-1"}}),
+                      Catch::Contains("LightGCN key reg_weight"));
+}
