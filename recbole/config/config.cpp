@@ -142,6 +142,9 @@ class ConfigBuilder {
       if (!origin.file.empty() && e.node.IsDefined() && !e.node.IsNull() && e.node.Mark().line >= 0)
         w = at_line(origin.file, e.node.Mark().line);
       std::string name = e.path.empty() ? key : key + "." + e.path;
+      // A model key's message names its model ("MultiVAE anneal_cap: ...").
+      if (decl->is_model_key())
+        name = decl->category.substr(std::string(kCategoryModelPrefix).size()) + " " + name;
       std::string expected = e.expected;
       const std::string kOrNull = " or null";
       if (e.path.empty() && decl->nullable &&

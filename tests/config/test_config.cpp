@@ -483,9 +483,9 @@ TEST_CASE("bounds are enforced", "[config]") {
     return error_of([&] { build_with({}, {{key, value}}, {}, model); });
   };
   CHECK(model_err("SLIMElastic", "l1_ratio", "1.5") ==
-        "API override: l1_ratio: expected float in [0, 1], got \"1.5\"");
+        "API override: SLIMElastic l1_ratio: expected float in [0, 1], got \"1.5\"");
   CHECK(model_err("BPR", "embedding_size", "0") ==
-        "API override: embedding_size: expected int >= 1, got \"0\"");
+        "API override: BPR embedding_size: expected int >= 1, got \"0\"");
   CHECK(model_err("SLIMElastic", "tol", "0") != "");
   CHECK(err("result_file", "~") == "");                // nullable
   CHECK(err("epochs", "99999999999999999999") != "");  // out of int64 range
@@ -802,11 +802,11 @@ TEST_CASE("model keys belong to their model: another model's key names the chose
   CHECK(build_with({}, {{"k", "7"}}, {}, "ItemKNN").get_int("k") == 7);
   CHECK(build_with({}, {{"k", "7"}}, {}, "ADMMSLIM").get_int("k") == 7);
   REQUIRE_THROWS_WITH(build_with({}, {{"alpha", "-1"}}, {}, "SLIMElastic"),
-                      "API override: alpha: expected float >= 0, got \"-1\"");
+                      "API override: SLIMElastic alpha: expected float >= 0, got \"-1\"");
   // A model key's value is checked against the chosen model's declaration, with its file line.
   const std::string g = dir.write("bad_model_value.yaml", "epochs: 3\nknn_method: items\n");
   REQUIRE_THROWS_WITH(build_with({g}, {}, {}, "ItemKNN"),
-                      g + ":2: knn_method: expected one of item, user, got \"items\"");
+                      g + ":2: ItemKNN knn_method: expected one of item, user, got \"items\"");
   CHECK(build_with({}, {{"knn_method", "USER"}}, {}, "ItemKNN").get_string("knn_method") == "user");
   // Without a model (recbole_data), model keys in a shared file are accepted unchecked.
   CHECK(build_with({f}).get_int("embedding_size") == 32);

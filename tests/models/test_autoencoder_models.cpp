@@ -64,14 +64,14 @@ double multinomial_nll_by_hand(const torch::Tensor& logits, const torch::Tensor&
   return total / static_cast<double>(l.size(0));
 }
 
-// Expects building `model` with key = value to be a ConfigError naming the key.
+// Expects building `model` with key = value to be a ConfigError naming the model and the key.
 void expect_bad_key(const std::string& model, const std::string& key, const std::string& value) {
   INFO(model << " " << key << " = " << value);
   try {
     model_config(model, {{key, value}});
     FAIL("expected a ConfigError");
   } catch (const recbole::ConfigError& e) {
-    CHECK_THAT(e.what(), Catch::Contains(key + ": expected"));
+    CHECK_THAT(e.what(), Catch::Contains(model + " " + key + ": expected"));
   }
 }
 
@@ -429,7 +429,7 @@ TEST_CASE("MacridVAE: concept-weighted encodings and cosine logits equal the for
                               expected, 1e-4, 1e-5));
 }
 
-TEST_CASE("autoencoder keys out of bounds are ConfigErrors naming the key",
+TEST_CASE("autoencoder keys out of bounds are ConfigErrors naming the model and the key",
           "[models][autoencoder][config]") {
   expect_bad_key("MultiVAE", "anneal_cap", "-0.1");
   expect_bad_key("MultiVAE", "dropout_prob", "1.0");
