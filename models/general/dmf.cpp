@@ -7,38 +7,19 @@
 #include "models/layers/history.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
+#include "models/layers/row_sums.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
 namespace recbole::models {
 namespace {
 
-// Σ_{j ∈ row r of m} table[j] for every r in `rows`: [R, d] with gradient to table. rows: int64
-// ids on the host.
-torch::Tensor row_sums(const data::InteractionMatrix& m, const torch::Tensor& rows,
-                       const torch::Tensor& table) {
-  const int64_t n = rows.size(0);
-  const int64_t* r = rows.data_ptr<int64_t>();
-  std::vector<int64_t> ids, offsets;
-  offsets.reserve(static_cast<size_t>(n));
-  for (int64_t k = 0; k < n; ++k) {
-    offsets.push_back(static_cast<int64_t>(ids.size()));
-    const auto row = static_cast<int32_t>(r[k]);
-    ids.insert(ids.end(), m.row_begin(row), m.row_end(row));
-  }
-  const torch::Device device = table.device();
-  return std::get<0>(torch::embedding_bag(table, data::id_tensor(ids).to(device),
-                                          data::id_tensor(offsets).to(device),
-                                          /*scale_grad_by_freq=*/false, /*mode=sum*/ 0));
-}
-
 // The towers of the distinct ids of a batch, gathered back to its rows: a batch repeats its
 // users and items many times.
 torch::Tensor tower_of_rows(const data::InteractionMatrix& m, const torch::Tensor& ids,
                             const torch::Tensor& table, layers::MLP& tower) {
-  const auto [unique, inverse] =
-      torch::_unique(ids.to(torch::kCPU), /*sorted=*/true, /*return_inverse=*/true);
-  return tower->forward(row_sums(m, unique, table)).index_select(0, inverse.to(ids.device()));
+  const auto [unique, inverse] = layers::distinct_ids(ids);
+  return tower->forward(layers::row_sums(m, unique, table)).index_select(0, inverse);
 }
 
 std::vector<int64_t> with_front(int64_t first, std::vector<int64_t> rest) {
@@ -96,7 +77,7 @@ torch::Tensor DMF::predict(const data::Batch& batch) {
 void DMF::before_evaluation() {
   torch::NoGradGuard no_grad;
   item_cache_ = item_tower_->forward(
-      row_sums(item_users_, torch::arange(n_items(), torch::kInt64), item_user_weight_));
+      layers::row_sums(item_users_, torch::arange(n_items(), torch::kInt64), item_user_weight_));
 }
 
 const torch::Tensor& DMF::item_cache() {

@@ -295,3 +295,82 @@ TEST_CASE("SimpleX: bad keys are ConfigErrors naming the model and the key", "[m
   check_bad_key("SimpleX", {{"history_len", "0"}}, "history_len");
   check_bad_key("SimpleX", {{"train_neg_sample_args", "~"}}, "train_neg_sample_args", true);
 }
+
+TEST_CASE("FISM: x = |R_u|^-alpha Σ p_j·q_i + biases; RecBole's double sigmoid in the loss",
+          "[models][fism]") {
+  TinyData d;
+  ModelHarness h(
+      model_config("FISM",
+                   {{"embedding_size", "3"}, {"alpha", "0.5"}, {"reg_weights", "[0.01, 0.02]"}}),
+      d);
+  auto m = h.create();
+  scramble(*m, 0.5);
+  m->train();
+  const torch::Tensor r = dense_train(d);
+  const torch::Tensor scale = r.sum(1).clamp_min(1).pow(-0.5);
+  const torch::Tensor x = torch::matmul(r, param(*m, "item_src_embedding")) * scale.unsqueeze(1);
+  const torch::Tensor all = torch::matmul(x, param(*m, "item_dst_embedding").t()) +
+                            param(*m, "user_bias").unsqueeze(1) +
+                            param(*m, "item_bias").unsqueeze(0);  // [n_users, n_items]
+
+  const Batch b = pointwise_batch(h.device, {1, 5, 7, 5}, {2, 3, 9, 20}, {1, 0, 1, 0});
+  const torch::Tensor picked = torch::stack({all[1][2], all[5][3], all[7][9], all[5][20]});
+  const double reg = 0.01 * param(*m, "item_src_embedding").norm().item<double>() +
+                     0.02 * param(*m, "item_dst_embedding").norm().item<double>();
+  CHECK(m->calculate_loss(b).item<double>() ==
+        Approx(bce(torch::sigmoid(picked), torch::tensor({1.0, 0.0, 1.0, 0.0}, torch::kFloat64))
+                   .item<double>() +
+               reg)
+            .epsilon(1e-5));
+  m->eval();
+  torch::NoGradGuard no_grad;
+  CHECK(torch::allclose(recbole::testing::all_scores(*m, h.device, d.n_users).to(torch::kFloat64),
+                        all.slice(0, 1), 1e-5, 1e-6));
+}
+
+TEST_CASE("FISM: bad keys are ConfigErrors naming the model and the key", "[models][fism]") {
+  check_bad_key("FISM", {{"reg_weights", "[0.01]"}}, "reg_weights", true);
+  check_bad_key("FISM", {{"reg_weights", "[0.01, -1]"}}, "reg_weights");
+  check_bad_key("FISM", {{"alpha", "-1"}}, "alpha");
+}
+
+TEST_CASE("NNCF: neighbours come from the rows; batched full sort equals predict per pair",
+          "[models][nncf]") {
+  TinyData d;
+  ModelHarness h(model_config("NNCF", {{"ui_embedding_size", "4"},
+                                       {"neigh_embedding_size", "3"},
+                                       {"num_conv_kernel", "5"},
+                                       {"conv_kernel_size", "2"},
+                                       {"pool_kernel_size", "2"},
+                                       {"neigh_num", "6"},
+                                       {"mlp_hidden_size", "[7, 3]"},
+                                       {"dropout", "0"}}),
+                 d);
+  auto m = h.create();
+  scramble(*m, 0.5);
+  // With dropout 0 the loss is the mean BCE of the per-pair logits predict gives.
+  m->train();
+  const Batch b = pointwise_batch(h.device, {1, 5, 7, 5}, {2, 3, 9, 20}, {1, 0, 1, 0});
+  const torch::Tensor p = m->predict(b).to(torch::kCPU, torch::kFloat64);
+  CHECK(m->calculate_loss(b).item<double>() ==
+        Approx(bce(torch::log(p / (1 - p)), torch::tensor({1.0, 0.0, 1.0, 0.0}, torch::kFloat64))
+                   .item<double>())
+            .epsilon(1e-4));
+  m->eval();
+  torch::NoGradGuard no_grad;
+  const std::vector<int64_t> users{1, 9, 33};
+  const torch::Tensor scores = m->full_sort_predict(recbole::testing::user_batch(h.device, users));
+  for (size_t r = 0; r < users.size(); ++r) {
+    Batch pairs;
+    pairs.users = torch::full({d.n_items}, users[r], torch::kInt64);
+    pairs.items = torch::arange(d.n_items, torch::kInt64);
+    CHECK(torch::allclose(scores[static_cast<int64_t>(r)], m->predict(h.device.place(pairs)), 1e-5,
+                          1e-6));
+  }
+}
+
+TEST_CASE("NNCF: bad keys are ConfigErrors naming the model and the key", "[models][nncf]") {
+  check_bad_key("NNCF", {{"neigh_info_method", "knn"}}, "neigh_info_method", true);
+  check_bad_key("NNCF", {{"neigh_num", "6"}}, "neigh_num", true);
+  check_bad_key("NNCF", {{"dropout", "1"}}, "dropout");
+}
