@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
 #include "models/layers/history.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
-#include "models/layers/losses.h"
+#include "models/layers/row_sums.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -53,10 +54,10 @@ SimpleX::SimpleX(const ModelContext& ctx)
                                                  : Aggregator::kSelfAttention;
   const int64_t d = ctx.config.get_int("embedding_size");
   // The history subset is drawn once from the run's seed, so a rebuilt model has the same one.
-  layers::PaddedHistory h =
+  history_host_ =
       layers::padded_history(ctx.train, ctx.config.get_int("history_len"), ctx.device.base_seed());
-  history_ids_ = ctx.device.place(h.ids);
-  history_len_ = ctx.device.place(h.lengths);
+  history_ids_ = ctx.device.place(history_host_.ids);
+  history_len_ = ctx.device.place(history_host_.lengths);
   user_embedding_ = register_parameter("user_embedding", torch::empty({ctx.n_users, d}));
   item_embedding_ = register_parameter("item_embedding", torch::empty({ctx.n_items, d}));
   ui_map_ =
@@ -80,22 +81,42 @@ torch::Tensor SimpleX::item_rows(const torch::Tensor& ids) const {
   return torch::embedding(item_embedding_, ids, /*padding_idx=*/0);
 }
 
-torch::Tensor SimpleX::user_vectors(const torch::Tensor& users, const torch::Tensor& user_e,
-                                    const torch::Tensor& history_e) {
-  torch::Tensor a;
+torch::Tensor SimpleX::aggregate(const torch::Tensor& users, const torch::Tensor& users_host,
+                                 const torch::Tensor& user_e, torch::Tensor* hist_sq) {
   if (aggregator_ == Aggregator::kMean) {
+    // Bags of each user's history ids (pads left out, so row 0 gets no gradient).
+    const int64_t u = users_host.size(0), width = history_host_.ids.size(1);
+    const int64_t* ids = history_host_.ids.data_ptr<int64_t>();
+    const int64_t* lens = history_host_.lengths.data_ptr<int64_t>();
+    const int64_t* us = users_host.data_ptr<int64_t>();
+    std::vector<int64_t> bag, offsets;
+    for (int64_t k = 0; k < u; ++k) {
+      offsets.push_back(static_cast<int64_t>(bag.size()));
+      bag.insert(bag.end(), ids + us[k] * width, ids + us[k] * width + lens[us[k]]);
+    }
+    const torch::Device device = item_embedding_.device();
+    const torch::Tensor bag_t = data::id_tensor(bag).to(device);
+    const torch::Tensor off_t = data::id_tensor(offsets).to(device);
+    auto sum_bags = [&](const torch::Tensor& table) {
+      return std::get<0>(torch::embedding_bag(table, bag_t, off_t, false, /*mode=sum*/ 0));
+    };
+    if (hist_sq) *hist_sq = sum_bags(item_embedding_.pow(2).sum(1, /*keepdim=*/true)).squeeze(1);
     const torch::Tensor len = history_len_.index_select(0, users).to(torch::kFloat32);
-    a = history_e.sum(1) / (len + 1e-10).unsqueeze(1);
-  } else {
-    const torch::Tensor key = torch::tanh(w_k_->forward(history_e));  // [U, L, d]
-    const torch::Tensor logits = aggregator_ == Aggregator::kUserAttention
-                                     ? torch::matmul(key, user_e.unsqueeze(2)).squeeze(2)
-                                     : w_q_->forward(key).squeeze(2);  // [U, L]
-    // Pad slots (zero embeddings) get no weight; RecBole exponentiates without a shift.
-    const torch::Tensor e = torch::exp(logits) * (history_e.sum(-1) != 0).to(logits.dtype());
-    const torch::Tensor w = e / (e.sum(1, /*keepdim=*/true) + 1e-10);
-    a = torch::matmul(w.unsqueeze(1), history_e).squeeze(1);
+    return sum_bags(item_embedding_) / (len + 1e-10).unsqueeze(1);
   }
+  const torch::Tensor history_e = item_rows(history_ids_.index_select(0, users));  // [U, L, d]
+  if (hist_sq) *hist_sq = history_e.pow(2).sum({1, 2});
+  const torch::Tensor key = torch::tanh(w_k_->forward(history_e));
+  const torch::Tensor logits = aggregator_ == Aggregator::kUserAttention
+                                   ? torch::matmul(key, user_e.unsqueeze(2)).squeeze(2)
+                                   : w_q_->forward(key).squeeze(2);  // [U, L]
+  // Pad slots (zero embeddings) get no weight; RecBole exponentiates without a shift.
+  const torch::Tensor e = torch::exp(logits) * (history_e.sum(-1) != 0).to(logits.dtype());
+  const torch::Tensor w = e / (e.sum(1, /*keepdim=*/true) + 1e-10);
+  return torch::matmul(w.unsqueeze(1), history_e).squeeze(1);
+}
+
+torch::Tensor SimpleX::mix(const torch::Tensor& user_e, const torch::Tensor& a) {
   return gamma_ * user_e + (1 - gamma_) * ui_map_->forward(a);
 }
 
@@ -109,17 +130,29 @@ torch::Tensor SimpleX::calculate_loss(const data::Batch& batch) {
   const torch::Tensor users = batch.users.narrow(0, 0, n);
   const torch::Tensor user_e = user_embedding_.index_select(0, users);
   const torch::Tensor pos_e = item_rows(batch.items.narrow(0, 0, n));
-  const torch::Tensor history_e = item_rows(history_ids_.index_select(0, users));
   // Tile k holds every user's k-th negative: [K, U] → [U, K].
   const torch::Tensor neg_e = item_rows(batch.neg_items.view({sample_num_, n}).t());
-  torch::Tensor v = user_vectors(users, user_e, history_e);
-  v = torch::dropout(v, dropout_, is_training());
+  // A batch repeats its users: aggregate each distinct user once, gather back to the rows.
+  const auto [distinct_host, inverse] = layers::distinct_ids(users);
+  const torch::Tensor distinct = distinct_host.to(users.device());
+  torch::Tensor hist_sq;
+  const torch::Tensor a =
+      aggregate(distinct, distinct_host, user_embedding_.index_select(0, distinct), &hist_sq)
+          .index_select(0, inverse);
+  const torch::Tensor v = torch::dropout(mix(user_e, a), dropout_, is_training());
   const torch::Tensor vn = unit(v).unsqueeze(1);                       // [U, 1, d]
   const torch::Tensor pos_cos = (vn.squeeze(1) * unit(pos_e)).sum(1);  // [U]
   const torch::Tensor neg_cos = torch::matmul(vn, unit(neg_e).transpose(1, 2)).squeeze(1);
   const torch::Tensor ccl =
       (torch::relu(1 - pos_cos) + negative_weight_ * torch::relu(neg_cos - margin_).mean(1)).mean();
-  const torch::Tensor reg = layers::emb_loss({user_e, pos_e, history_e, neg_e}, require_pow_);
+  // EmbLoss(e_u, e⁺, H, E⁻) with H the rows' [U, L, d] histories: ‖H‖² is the sum over the
+  // rows of their users' Σ_l ‖h_l‖².
+  const torch::Tensor h_sq = hist_sq.index_select(0, inverse).sum();
+  torch::Tensor reg;
+  if (require_pow_)
+    reg = (user_e.pow(2).sum() + pos_e.pow(2).sum() + h_sq + neg_e.pow(2).sum()) / n / 2;
+  else
+    reg = (user_e.norm() + pos_e.norm() + h_sq.sqrt() + neg_e.norm()) / n;
   return ccl + reg_weight_ * reg;
 }
 
@@ -129,8 +162,8 @@ void SimpleX::refresh_cache() {
   for (int64_t u0 = 0; u0 < n_users(); u0 += kCacheBlock) {
     const torch::Tensor users =
         torch::arange(u0, std::min(n_users(), u0 + kCacheBlock), history_ids_.options());
-    blocks.push_back(unit(user_vectors(users, user_embedding_.index_select(0, users),
-                                       item_rows(history_ids_.index_select(0, users)))));
+    const torch::Tensor user_e = user_embedding_.index_select(0, users);
+    blocks.push_back(unit(mix(user_e, aggregate(users, users.to(torch::kCPU), user_e, nullptr))));
   }
   cache_ = {torch::cat(blocks), unit(item_embedding_)};
 }

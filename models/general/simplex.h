@@ -11,9 +11,11 @@
 // + reg_weight · EmbLoss(e_u, e⁺, H, E⁻) (squared with require_pow). xavier-normal
 // initialisation; item row 0 is zero and, looked up as padding, receives no gradient.
 //
-// Cost: a batch reads U·(history_len + K + 1) item rows. Evaluation aggregates every user once
-// and caches the normalised user and item vectors (score_factors), so a full sort is one GEMM;
-// the next calculate_loss clears the cache.
+// Cost: a batch reads U·(K + 1) item rows and the histories of its distinct users (an embedding
+// bag for the mean; a [U, L, d] tensor for attention), gathered back to the rows. Evaluation
+// aggregates every user once and caches the normalised user and item vectors (score_factors), so a
+// full sort is one GEMM; the next calculate_loss clears the cache.
+#include "models/layers/history.h"
 #include "models/model.h"
 
 namespace recbole::models {
@@ -34,9 +36,14 @@ class SimpleX : public Model {
 
  private:
   enum class Aggregator { kMean, kUserAttention, kSelfAttention };
-  // v for `users` (int64 [U] on the device), before dropout: [U, d].
-  torch::Tensor user_vectors(const torch::Tensor& users, const torch::Tensor& user_e,
-                             const torch::Tensor& history_e);
+  // The aggregated history a of distinct `users` (int64 [U] on the device; the same ids on the
+  // host in users_host), user_e their embeddings: [U, d]. When hist_sq is given, each user's
+  // Σ_l ‖h_l‖² ([U]) for the regulariser. The mean sums the history as an embedding bag (no
+  // [U, L, d] tensor); the attention aggregators need the padded [U, L, d] history.
+  torch::Tensor aggregate(const torch::Tensor& users, const torch::Tensor& users_host,
+                          const torch::Tensor& user_e, torch::Tensor* hist_sq);
+  // γ·e_u + (1−γ)·UI_map(a).
+  torch::Tensor mix(const torch::Tensor& user_e, const torch::Tensor& a);
   // Item rows with row 0 as padding (no gradient to it).
   torch::Tensor item_rows(const torch::Tensor& ids) const;
   void refresh_cache();
@@ -47,6 +54,7 @@ class SimpleX : public Model {
   bool require_pow_;
   Aggregator aggregator_;
   torch::Tensor history_ids_, history_len_;  // [n_users, L] int64, [n_users] int64 on the device
+  layers::PaddedHistory history_host_;       // the same on the host (bags are built there)
   torch::Tensor user_embedding_, item_embedding_;
   torch::nn::Linear ui_map_{nullptr}, w_k_{nullptr}, w_q_{nullptr};
   std::pair<torch::Tensor, torch::Tensor> cache_;  // normalised v [n_users, d], items [n_items, d]
