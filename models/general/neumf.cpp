@@ -131,7 +131,7 @@ RECBOLE_REGISTER_MODEL(NeuMF) {
        {Key("mf_embedding_size", KeyType::kInt).min(1).help("Dimension of the GMF embeddings"),
         Key("mlp_embedding_size", KeyType::kInt).min(1).help("Dimension of the MLP embeddings"),
         layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"),
-        layers::probability_key("dropout_prob").help("Dropout before every MLP layer"),
+        layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)"),
         Key("mf_train", KeyType::kBool).help("Use the GMF branch"),
         Key("mlp_train", KeyType::kBool).help("Use the MLP branch"),
         Key("use_pretrain", KeyType::kBool).help("Load pretrained branches (not supported yet)"),

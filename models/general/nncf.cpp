@@ -187,7 +187,7 @@ RECBOLE_REGISTER_MODEL(NNCF) {
         Key("pool_kernel_size", KeyType::kInt).min(1).help("Width (and stride) of the max pool"),
         layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's layers"),
         Key("neigh_num", KeyType::kInt).min(1).help("Neighbours drawn per user and per item"),
-        layers::probability_key("dropout").help("Dropout before every MLP layer"),
+        layers::probability_key("dropout").help("Dropout before every MLP layer, in [0, 1)"),
         Key("neigh_info_method", KeyType::kString)
             .choices({"random", "knn", "louvain"})
             .help("How neighbourhoods are built: 'random' (knn, louvain not supported yet)"),

@@ -218,7 +218,7 @@ RECBOLE_REGISTER_MODEL(SimpleX) {
             .help("Most history items kept per user (a "
                   "random subset)"),
         Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the EmbLoss regulariser"),
-        layers::probability_key("dropout_prob").help("Dropout on the user vector")},
+        layers::probability_key("dropout_prob").help("Dropout on the user vector, in [0, 1)")},
        [](const ModelContext& ctx) { return std::make_shared<SimpleX>(ctx); }});
 }
 
