@@ -2,6 +2,7 @@
 
 #include "models/layers/autoencoder.h"
 #include "models/layers/init.h"
+#include "models/layers/key_checks.h"
 #include "models/layers/mlp.h"
 #include "recbole/config/config.h"
 
@@ -68,7 +69,7 @@ RECBOLE_REGISTER_MODEL(CDAE) {
         Key("out_activation", KeyType::kString)
             .choices({"sigmoid", "relu"})
             .help("Activation applied to the output logits for scores (and the MSE loss)"),
-        layers::probability_key("corruption_ratio", "Dropout on the input rows"),
+        layers::probability_key("corruption_ratio").help("Dropout on the input rows"),
         Key("embedding_size", KeyType::kInt).min(1).help("Hidden layer and user embedding size"),
         Key("reg_weight_1", KeyType::kFloat).min(0).help("L1 weight on the user table and W"),
         Key("reg_weight_2", KeyType::kFloat)

@@ -3,6 +3,7 @@
 #include "models/layers/autoencoder.h"
 #include "models/layers/history.h"
 #include "models/layers/init.h"
+#include "models/layers/key_checks.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -78,9 +79,9 @@ RECBOLE_REGISTER_MODEL(ENMF) {
        InputType::kUserRows,
        "Efficient neural matrix factorisation: non-sampling whole-data squared loss",
        {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user and item embeddings"),
-        layers::probability_key("dropout_prob",
-                                "Dropout on the user embeddings of the positive "
-                                "term"),
+        layers::probability_key("dropout_prob")
+            .help("Dropout on the user embeddings of the positive "
+                  "term"),
         Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the full-table norms"),
         Key("pad_slots_as_positives", KeyType::kBool)
             .help("RecBole's quirk: the padded slots of the history count as positives of the "

@@ -1,6 +1,7 @@
 #include "models/general/macridvae.h"
 
 #include "models/layers/init.h"
+#include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
 #include "recbole/config/config.h"
 
@@ -92,7 +93,7 @@ RECBOLE_REGISTER_MODEL(MacridVAE) {
        InputType::kUserRows,
        "Disentangled VAE of user rows over kfac item concepts",
        {Key("embedding_size", KeyType::kInt).min(1).help("Latent and item embedding size"),
-        layers::probability_key("dropout_prob", "Dropout on the normalised input rows"),
+        layers::probability_key("dropout_prob").help("Dropout on the normalised input rows"),
         Key("kfac", KeyType::kInt).min(1).help("Number of concepts (prototypes)"),
         Key("nogb", KeyType::kBool)
             .help("Softmax concept assignment in training instead of a "

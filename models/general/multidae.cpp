@@ -4,6 +4,7 @@
 
 #include "models/layers/autoencoder.h"
 #include "models/layers/init.h"
+#include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
 #include "recbole/config/config.h"
 
@@ -44,17 +45,18 @@ torch::Tensor MultiDAE::full_sort_predict(const data::Batch& batch) {
 RECBOLE_REGISTER_MODEL(MultiDAE) {
   using config::Key;
   using config::KeyType;
-  register_model({"MultiDAE",
-                  Task::kGeneral,
-                  InputType::kUserRows,
-                  "Denoising autoencoder of user rows with a multinomial likelihood",
-                  {Key("mlp_hidden_size", KeyType::kIntList)
-                       .min(1)
-                       .help("Hidden layer sizes of the encoder "
-                             "(reversed for the decoder)"),
-                   Key("latent_dimension", KeyType::kInt).min(1).help("Size of the code"),
-                   layers::probability_key("dropout_prob", "Dropout on the normalised input rows")},
-                  [](const ModelContext& ctx) { return std::make_shared<MultiDAE>(ctx); }});
+  register_model(
+      {"MultiDAE",
+       Task::kGeneral,
+       InputType::kUserRows,
+       "Denoising autoencoder of user rows with a multinomial likelihood",
+       {Key("mlp_hidden_size", KeyType::kIntList)
+            .min(1)
+            .help("Hidden layer sizes of the encoder "
+                  "(reversed for the decoder)"),
+        Key("latent_dimension", KeyType::kInt).min(1).help("Size of the code"),
+        layers::probability_key("dropout_prob").help("Dropout on the normalised input rows")},
+       [](const ModelContext& ctx) { return std::make_shared<MultiDAE>(ctx); }});
 }
 
 }  // namespace recbole::models

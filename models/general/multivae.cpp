@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "models/layers/init.h"
+#include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
 #include "recbole/config/config.h"
 
@@ -66,7 +67,7 @@ RECBOLE_REGISTER_MODEL(MultiVAE) {
         Key("latent_dimension", KeyType::kInt)
             .min(2)
             .help("Encoder output size: μ and logvar, latent_dimension / 2 each"),
-        layers::probability_key("dropout_prob", "Dropout on the normalised input rows"),
+        layers::probability_key("dropout_prob").help("Dropout on the normalised input rows"),
         Key("anneal_cap", KeyType::kFloat).min(0).help("Largest weight of the KL term"),
         Key("total_anneal_steps", KeyType::kInt)
             .min(0)

@@ -5,6 +5,7 @@
 
 #include "models/layers/autoencoder.h"
 #include "models/layers/init.h"
+#include "models/layers/key_checks.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -140,9 +141,9 @@ RECBOLE_REGISTER_MODEL(RecVAE) {
        "VAE of user rows with a composite prior; alternating encoder and decoder passes",
        {Key("hidden_dimension", KeyType::kInt).min(1).help("Width of the encoder's dense layers"),
         Key("latent_dimension", KeyType::kInt).min(1).help("Size of the latent code"),
-        layers::probability_key("dropout_prob",
-                                "Dropout on the normalised input rows (encoder "
-                                "passes)"),
+        layers::probability_key("dropout_prob")
+            .help("Dropout on the normalised input rows (encoder "
+                  "passes)"),
         Key("beta", KeyType::kFloat).min(0).help("Constant KL weight, used when gamma is 0"),
         Key("gamma", KeyType::kFloat)
             .min(0)

@@ -46,14 +46,4 @@ torch::Tensor xavier_normal(torch::IntArrayRef shape) {
   return t;
 }
 
-config::Key probability_key(const char* name, const char* help) {
-  return config::Key(name, config::KeyType::kFloat)
-      .min(0)
-      .check([](const YAML::Node& v) {
-        if (v.as<double>() >= 1) throw config::InvalidValue("", "float in [0, 1)", v);
-        return v;
-      })
-      .help(help);
-}
-
 }  // namespace recbole::models::layers

@@ -1,7 +1,7 @@
 #pragma once
 // Pieces the user-rows autoencoders share (MultiVAE, MultiDAE, RecVAE, MacridVAE, CDAE): the
 // training rows of a batch, RecBole's input normalisation, the Gaussian reparameterisation and
-// KL term, the per-batch KL annealing counter, and a config key for dropout probabilities.
+// KL term, the per-batch KL annealing counter.
 // Tensors live on the model's device; rows are [B, n_items] float32 0/1.
 #include <cstdint>
 
@@ -48,8 +48,5 @@ class KlAnneal {
 // A new [rows, cols] CPU tensor, xavier-normal (an embedding table as RecBole initialises it,
 // drawn from the seeded global generator).
 torch::Tensor xavier_normal(torch::IntArrayRef shape);
-
-// A float key in [0, 1): dropout and corruption probabilities.
-config::Key probability_key(const char* name, const char* help);
 
 }  // namespace recbole::models::layers

@@ -1,0 +1,33 @@
+#include "models/layers/row_sums.h"
+
+#include <vector>
+
+#include "recbole/data/batch.h"
+
+namespace recbole::models::layers {
+
+torch::Tensor row_sums(const data::InteractionMatrix& m, const torch::Tensor& rows,
+                       const torch::Tensor& table) {
+  const torch::Tensor r_host = rows.to(torch::kCPU).contiguous();
+  const int64_t n = r_host.size(0);
+  const int64_t* r = r_host.data_ptr<int64_t>();
+  std::vector<int64_t> ids, offsets;
+  offsets.reserve(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) {
+    offsets.push_back(static_cast<int64_t>(ids.size()));
+    const auto row = static_cast<int32_t>(r[k]);
+    ids.insert(ids.end(), m.row_begin(row), m.row_end(row));
+  }
+  const torch::Device device = table.device();
+  return std::get<0>(torch::embedding_bag(table, data::id_tensor(ids).to(device),
+                                          data::id_tensor(offsets).to(device),
+                                          /*scale_grad_by_freq=*/false, /*mode=sum*/ 0));
+}
+
+std::pair<torch::Tensor, torch::Tensor> distinct_ids(const torch::Tensor& ids) {
+  auto [unique, inverse] =
+      torch::_unique(ids.to(torch::kCPU), /*sorted=*/true, /*return_inverse=*/true);
+  return {unique, inverse.to(ids.device())};
+}
+
+}  // namespace recbole::models::layers
