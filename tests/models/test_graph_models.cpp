@@ -12,6 +12,7 @@
 #include "models/general/ncl.h"
 #include "models/general/ngcf.h"
 #include "models/general/sgl.h"
+#include "models/general/spectralcf.h"
 #include "models/layers/kmeans.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/thread_pool.h"
@@ -362,4 +363,49 @@ TEST_CASE("NCL clamps num_clusters to each table's rows; bad keys are ConfigErro
   require_config_error("NCL", "num_clusters", "0");
   require_config_error("NCL", "ssl_temp", "0");
   require_config_error("NCL", "m_step", "0");
+}
+
+TEST_CASE("SpectralCF: 2I - D^-1 A and sigmoid filters, as the dense formula",
+          "[models][graph][spectralcf]") {
+  TinyData d;
+  const int64_t n = d.n_users + d.n_items;
+  torch::Tensor a = torch::zeros({n, n}, torch::kFloat64);
+  for (int32_t u = 0; u < d.n_users; ++u)
+    for (const int32_t* it = d.train.row_begin(u); it != d.train.row_end(u); ++it) {
+      a[u][d.n_users + *it] = 1.0;
+      a[d.n_users + *it][u] = 1.0;
+    }
+  const torch::Tensor op = 2 * torch::eye(n, torch::kFloat64) - a / (a.sum(1, true) + 1e-7);
+  CHECK(torch::allclose(dense(recbole::models::random_walk_operator(d.train)), op, 1e-6, 1e-7));
+
+  ModelHarness h(model_config("SpectralCF", {{"n_layers", "2"}}), d);
+  auto m = h.create();
+  auto* s = dynamic_cast<recbole::models::SpectralCF*>(m.get());
+  REQUIRE(s != nullptr);
+  auto [users, items] = s->propagate();
+  REQUIRE(users.sizes() == torch::IntArrayRef({d.n_users, 3 * 64}));
+  torch::Tensor e = torch::cat({param(*m, "user_embedding"), param(*m, "item_embedding")});
+  std::vector<torch::Tensor> all{e};
+  for (int k = 0; k < 2; ++k) {
+    e = torch::sigmoid(
+        torch::matmul(torch::matmul(op, e), param(*m, "filter_" + std::to_string(k))));
+    all.push_back(e);
+  }
+  const torch::Tensor expected = torch::cat(all, 1);
+  CHECK(torch::allclose(torch::cat({users, items}).to(torch::kFloat64), expected, 1e-4, 1e-5));
+  // The filters are N(0.01, 0.02²), untouched by the xavier pass.
+  const torch::Tensor f = param(*m, "filter_0");
+  CHECK(std::abs(f.mean().item<double>() - 0.01) < 0.005);
+  CHECK(std::abs(f.std().item<double>() - 0.02) < 0.003);
+
+  const auto b = pair_batch();
+  const torch::Tensor fu = expected.index_select(0, b.users);
+  const torch::Tensor fp = expected.index_select(0, b.items + d.n_users);
+  const torch::Tensor fn = expected.index_select(0, b.neg_items + d.n_users);
+  const double want =
+      (-torch::log(1e-10 + torch::sigmoid((fu * fp).sum(1) - (fu * fn).sum(1))).mean() +
+       1e-3 * emb({fu, fp, fn}))
+          .item<double>();
+  CHECK(m->calculate_loss(b).item<double>() == Approx(want).epsilon(1e-4));
+  require_config_error("SpectralCF", "n_layers", "0");
 }
