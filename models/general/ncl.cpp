@@ -1,0 +1,189 @@
+#include "models/general/ncl.h"
+
+#include <algorithm>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "models/layers/kmeans.h"
+#include "models/layers/losses.h"
+#include "recbole/config/config.h"
+#include "recbole/utils/logging.h"
+
+namespace recbole::models {
+
+namespace {
+
+// The clusters of a table of `rows` rows: num_clusters, clamped (with a warning) to the rows.
+int64_t clamp_clusters(int64_t num_clusters, int64_t rows, const char* table) {
+  if (num_clusters <= rows) return num_clusters;
+  log::warning("NCL: num_clusters " + std::to_string(num_clusters) + " exceeds the " +
+               std::to_string(rows) + " " + table + " rows (pad row included); using " +
+               std::to_string(rows) + " " + table +
+               " clusters (RecBole's faiss aborts here, issue #1957)");
+  return rows;
+}
+
+uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+NCL::NCL(const ModelContext& ctx)
+    : Model("NCL", ctx),
+      adjacency_(layers::symmetric_normalized(layers::bipartite_adjacency(ctx.train)),
+                 /*symmetric=*/true, ctx.device),
+      n_layers_(ctx.config.get_int("n_layers")),
+      hyper_layers_(ctx.config.get_int("hyper_layers")),
+      m_step_(ctx.config.get_int("m_step")),
+      warm_up_step_(ctx.config.get_int("warm_up_step")),
+      user_k_(clamp_clusters(ctx.config.get_int("num_clusters"), ctx.n_users, "user")),
+      item_k_(clamp_clusters(ctx.config.get_int("num_clusters"), ctx.n_items, "item")),
+      reg_weight_(ctx.config.get_double("reg_weight")),
+      ssl_temp_(ctx.config.get_double("ssl_temp")),
+      ssl_reg_(ctx.config.get_double("ssl_reg")),
+      alpha_(ctx.config.get_double("alpha")),
+      proto_reg_(ctx.config.get_double("proto_reg")),
+      seed_(static_cast<uint64_t>(ctx.config.get_int("seed"))) {
+  const int64_t d = ctx.config.get_int("embedding_size");
+  torch::Tensor u = torch::empty({ctx.n_users, d});
+  torch::Tensor i = torch::empty({ctx.n_items, d});
+  torch::nn::init::xavier_uniform_(u);
+  torch::nn::init::xavier_uniform_(i);
+  user_embedding_ = register_parameter("user_embedding", ctx.device.place(u));
+  item_embedding_ = register_parameter("item_embedding", ctx.device.place(i));
+}
+
+void NCL::on_epoch_start(int64_t epoch) {
+  epoch_ = epoch;
+  if (epoch % m_step_ == 0) e_step();
+}
+
+void NCL::e_step() {
+  namespace F = torch::nn::functional;
+  torch::NoGradGuard no_grad;
+  auto run = [&](const torch::Tensor& table, int64_t k, uint64_t salt, torch::Tensor* centroids,
+                 torch::Tensor* cluster) {
+    layers::KMeansOptions options;
+    options.k = k;
+    options.seed = mix(mix(seed_) ^ mix(static_cast<uint64_t>(epoch_) * 2 + salt));
+    layers::KMeansResult r = layers::kmeans(table.detach().to(torch::kCPU).contiguous(), options);
+    const auto& device = device_manager();
+    *centroids = device.place(F::normalize(r.centroids, F::NormalizeFuncOptions().dim(1)));
+    *cluster = device.place(r.assignment);
+  };
+  run(user_embedding_, user_k_, 0, &user_centroids_, &user_cluster_);
+  run(item_embedding_, item_k_, 1, &item_centroids_, &item_cluster_);
+}
+
+std::vector<torch::Tensor> NCL::propagate_layers() const {
+  std::vector<torch::Tensor> all;
+  layers::mean_propagation(adjacency_, torch::cat({user_embedding_, item_embedding_}),
+                           std::max(n_layers_, 2 * hyper_layers_), &all);
+  return all;
+}
+
+std::pair<torch::Tensor, torch::Tensor> NCL::final_embeddings(
+    const std::vector<torch::Tensor>& all) const {
+  const std::vector<torch::Tensor> used(all.begin(), all.begin() + n_layers_ + 1);
+  const torch::Tensor mean = torch::stack(used, 1).mean(1);
+  return {mean.slice(0, 0, n_users()), mean.slice(0, n_users())};
+}
+
+torch::Tensor NCL::calculate_loss(const data::Batch& batch) {
+  cache_ = {};
+  const std::vector<torch::Tensor> all = propagate_layers();
+  auto [users, items] = final_embeddings(all);
+  const torch::Tensor u = users.index_select(0, batch.users);
+  const torch::Tensor pos = (u * items.index_select(0, batch.items)).sum(1);
+  const torch::Tensor neg = (u * items.index_select(0, batch.neg_items)).sum(1);
+  const torch::Tensor ego_u = user_embedding_.index_select(0, batch.users);
+  const torch::Tensor ego_i = item_embedding_.index_select(0, batch.items);
+  torch::Tensor loss =
+      layers::bpr_loss(pos, neg) +
+      reg_weight_ *
+          layers::emb_loss({ego_u, ego_i, item_embedding_.index_select(0, batch.neg_items)});
+
+  // Structural neighbours: layer 2·hyper_layers against layer 0.
+  const torch::Tensor context = all[static_cast<size_t>(2 * hyper_layers_)];
+  const torch::Tensor context_u = context.slice(0, 0, n_users()).index_select(0, batch.users);
+  const torch::Tensor context_i = context.slice(0, n_users()).index_select(0, batch.items);
+  loss = loss +
+         ssl_reg_ * (layers::info_nce_sum(context_u, ego_u, user_embedding_, ssl_temp_) +
+                     alpha_ * layers::info_nce_sum(context_i, ego_i, item_embedding_, ssl_temp_));
+
+  // Semantic neighbours (prototypes), after the warm-up.
+  if (epoch_ >= warm_up_step_) {
+    if (!user_centroids_.defined()) e_step();
+    const torch::Tensor proto_u = layers::info_nce_sum(
+        ego_u, user_centroids_.index_select(0, user_cluster_.index_select(0, batch.users)),
+        user_centroids_, ssl_temp_);
+    const torch::Tensor proto_i = layers::info_nce_sum(
+        ego_i, item_centroids_.index_select(0, item_cluster_.index_select(0, batch.items)),
+        item_centroids_, ssl_temp_);
+    loss = loss + proto_reg_ * (proto_u + proto_i);
+  }
+  return loss;
+}
+
+void NCL::refresh_cache() {
+  torch::NoGradGuard no_grad;
+  cache_ = final_embeddings(propagate_layers());
+}
+
+const std::pair<torch::Tensor, torch::Tensor>& NCL::cached() {
+  if (!cache_.first.defined()) refresh_cache();
+  return cache_;
+}
+
+torch::Tensor NCL::full_sort_predict(const data::Batch& batch) {
+  const auto& [users, items] = cached();
+  return torch::matmul(users.index_select(0, batch.users), items.t());
+}
+
+torch::Tensor NCL::predict(const data::Batch& batch) {
+  const auto& [users, items] = cached();
+  return (users.index_select(0, batch.users) * items.index_select(0, batch.items)).sum(1);
+}
+
+bool NCL::score_factors(torch::Tensor* users, torch::Tensor* items) const {
+  if (!cache_.first.defined()) return false;
+  *users = cache_.first;
+  *items = cache_.second;
+  return true;
+}
+
+RECBOLE_REGISTER_MODEL(NCL) {
+  using config::Key;
+  using config::KeyType;
+  register_model(
+      {"NCL",
+       Task::kGeneral,
+       InputType::kPairwise,
+       "Neighbourhood-enriched contrastive learning: LightGCN plus structural and prototype "
+       "InfoNCE",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user and item embeddings"),
+        Key("n_layers", KeyType::kInt).min(1).help("Propagation layers averaged into the output"),
+        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the layer-0 embedding norm"),
+        Key("ssl_temp", KeyType::kFloat).above(0).help("Temperature of both InfoNCE losses"),
+        Key("ssl_reg", KeyType::kFloat).min(0).help("Weight of the structural InfoNCE loss"),
+        Key("hyper_layers", KeyType::kInt)
+            .min(1)
+            .help("The structural loss contrasts layer 2*hyper_layers with layer 0"),
+        Key("alpha", KeyType::kFloat).min(0).help("Weight of the items' structural loss"),
+        Key("proto_reg", KeyType::kFloat).min(0).help("Weight of the prototype InfoNCE loss"),
+        Key("num_clusters", KeyType::kInt)
+            .min(1)
+            .help("k-means clusters per table (clamped to the table's rows, with a warning)"),
+        Key("m_step", KeyType::kInt).min(1).help("Run the k-means E-step every m_step epochs"),
+        Key("warm_up_step", KeyType::kInt)
+            .min(0)
+            .help("Epochs trained without the prototype loss")},
+       [](const ModelContext& ctx) { return std::make_shared<NCL>(ctx); }});
+}
+
+}  // namespace recbole::models

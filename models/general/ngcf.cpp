@@ -1,0 +1,144 @@
+#include "models/general/ngcf.h"
+
+#include <string>
+
+#include <torch/torch.h>
+
+#include "models/layers/init.h"
+#include "models/layers/key_checks.h"
+#include "models/layers/losses.h"
+#include "recbole/config/config.h"
+
+namespace recbole::models {
+
+NGCF::NGCF(const ModelContext& ctx)
+    : Model("NGCF", ctx),
+      adjacency_(layers::symmetric_normalized(layers::bipartite_adjacency(ctx.train)),
+                 /*symmetric=*/true, ctx.device),
+      node_dropout_(ctx.config.get_double("node_dropout")),
+      message_dropout_(ctx.config.get_double("message_dropout")),
+      reg_weight_(ctx.config.get_double("reg_weight")) {
+  const int64_t d = ctx.config.get_int("embedding_size");
+  user_embedding_ = register_parameter("user_embedding", torch::empty({ctx.n_users, d}));
+  item_embedding_ = register_parameter("item_embedding", torch::empty({ctx.n_items, d}));
+  int64_t in = d;
+  const std::vector<int64_t> hidden = ctx.config.get_int_list("hidden_size_list");
+  for (size_t k = 0; k < hidden.size(); ++k) {
+    w1_.push_back(register_module("w1_" + std::to_string(k), torch::nn::Linear(in, hidden[k])));
+    w2_.push_back(register_module("w2_" + std::to_string(k), torch::nn::Linear(in, hidden[k])));
+    in = hidden[k];
+  }
+  // On the CPU from the seeded generator, then to the device. (initialize() walks a module
+  // tree from a shared_ptr, which the model under construction is not yet: its parts instead.)
+  {
+    torch::NoGradGuard no_grad;
+    torch::nn::init::xavier_normal_(user_embedding_);
+    torch::nn::init::xavier_normal_(item_embedding_);
+  }
+  for (size_t k = 0; k < w1_.size(); ++k) {
+    layers::initialize(*w1_[k], layers::Init::kXavierNormal);
+    layers::initialize(*w2_[k], layers::Init::kXavierNormal);
+  }
+  to(ctx.device.device());
+}
+
+layers::GraphOperator NGCF::dropped_adjacency() const {
+  layers::SparseMatrix m = adjacency_.matrix();
+  const torch::Tensor keep =
+      torch::bernoulli(torch::full({m.nnz()}, 1.0 - node_dropout_, torch::kFloat64));
+  const double* k = keep.data_ptr<double>();
+  const auto scale = static_cast<float>(1.0 / (1.0 - node_dropout_));
+  layers::SparseMatrix out;
+  out.rows = m.rows;
+  out.cols = m.cols;
+  out.indptr.assign(static_cast<size_t>(m.rows) + 1, 0);
+  for (int64_t r = 0; r < m.rows; ++r) {
+    for (int64_t e = m.indptr[r]; e < m.indptr[r + 1]; ++e)
+      if (k[e] != 0.0) {
+        out.indices.push_back(m.indices[static_cast<size_t>(e)]);
+        out.values.push_back(m.values[static_cast<size_t>(e)] * scale);
+      }
+    out.indptr[static_cast<size_t>(r) + 1] = out.nnz();
+  }
+  // Entries (directed edges) are dropped independently, so the result is not symmetric.
+  return layers::GraphOperator(std::move(out), /*symmetric=*/false, device_manager());
+}
+
+std::pair<torch::Tensor, torch::Tensor> NGCF::propagate() const {
+  namespace F = torch::nn::functional;
+  const layers::GraphOperator adj =
+      (is_training() && node_dropout_ > 0) ? dropped_adjacency() : adjacency_;
+  torch::Tensor e = torch::cat({user_embedding_, item_embedding_});
+  std::vector<torch::Tensor> all{e};
+  for (size_t k = 0; k < w1_.size(); ++k) {
+    const torch::Tensor s = layers::spmm(adj, e);
+    torch::Tensor h = F::linear(e + s, w1_[k]->weight, w1_[k]->bias) +
+                      F::linear(s * e, w2_[k]->weight, w2_[k]->bias);
+    h = F::leaky_relu(h, F::LeakyReLUFuncOptions().negative_slope(0.2));
+    h = torch::dropout(h, message_dropout_, is_training());
+    e = F::normalize(h, F::NormalizeFuncOptions().p(2).dim(1).eps(1e-12));
+    all.push_back(e);
+  }
+  const torch::Tensor final_embedding = torch::cat(all, 1);
+  return {final_embedding.slice(0, 0, n_users()), final_embedding.slice(0, n_users())};
+}
+
+torch::Tensor NGCF::calculate_loss(const data::Batch& batch) {
+  cache_ = {};
+  auto [users, items] = propagate();
+  const torch::Tensor u = users.index_select(0, batch.users);
+  const torch::Tensor pos_e = items.index_select(0, batch.items);
+  const torch::Tensor neg_e = items.index_select(0, batch.neg_items);
+  const torch::Tensor pos = (u * pos_e).sum(1);
+  const torch::Tensor neg = (u * neg_e).sum(1);
+  return layers::bpr_loss(pos, neg) + reg_weight_ * layers::emb_loss({u, pos_e, neg_e});
+}
+
+void NGCF::refresh_cache() {
+  torch::NoGradGuard no_grad;
+  cache_ = propagate();
+}
+
+const std::pair<torch::Tensor, torch::Tensor>& NGCF::cached() {
+  if (!cache_.first.defined()) refresh_cache();
+  return cache_;
+}
+
+torch::Tensor NGCF::full_sort_predict(const data::Batch& batch) {
+  const auto& [users, items] = cached();
+  return torch::matmul(users.index_select(0, batch.users), items.t());
+}
+
+torch::Tensor NGCF::predict(const data::Batch& batch) {
+  const auto& [users, items] = cached();
+  return (users.index_select(0, batch.users) * items.index_select(0, batch.items)).sum(1);
+}
+
+bool NGCF::score_factors(torch::Tensor* users, torch::Tensor* items) const {
+  if (!cache_.first.defined()) return false;
+  *users = cache_.first;
+  *items = cache_.second;
+  return true;
+}
+
+RECBOLE_REGISTER_MODEL(NGCF) {
+  using config::Key;
+  using config::KeyType;
+  register_model(
+      {"NGCF",
+       Task::kGeneral,
+       InputType::kPairwise,
+       "Neural graph collaborative filtering: sum and product messages, layers concatenated",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user and item embeddings"),
+        Key("hidden_size_list", KeyType::kIntList)
+            .min(1)
+            .help("Output size of each propagation layer"),
+        layers::probability_key("node_dropout")
+            .help("Probability in [0, 1) of dropping each graph entry per training forward"),
+        layers::probability_key("message_dropout")
+            .help("Dropout in [0, 1) on each layer's messages while training"),
+        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the final embedding norm")},
+       [](const ModelContext& ctx) { return std::make_shared<NGCF>(ctx); }});
+}
+
+}  // namespace recbole::models

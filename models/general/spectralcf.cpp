@@ -1,0 +1,109 @@
+#include "models/general/spectralcf.h"
+
+#include <string>
+
+#include <torch/torch.h>
+
+#include "models/layers/losses.h"
+#include "recbole/config/config.h"
+
+namespace recbole::models {
+
+layers::SparseMatrix random_walk_operator(const data::InteractionMatrix& train) {
+  const layers::SparseMatrix a = layers::bipartite_adjacency(train);
+  std::vector<int64_t> r, c;
+  std::vector<float> v;
+  for (int64_t row = 0; row < a.rows; ++row) {
+    double deg = 1e-7;
+    for (int64_t k = a.indptr[row]; k < a.indptr[row + 1]; ++k)
+      deg += a.values[static_cast<size_t>(k)];
+    for (int64_t k = a.indptr[row]; k < a.indptr[row + 1]; ++k) {
+      r.push_back(row);
+      c.push_back(a.indices[static_cast<size_t>(k)]);
+      v.push_back(static_cast<float>(-a.values[static_cast<size_t>(k)] / deg));
+    }
+    r.push_back(row), c.push_back(row), v.push_back(2.0f);  // every node, isolated ones too
+  }
+  return layers::SparseMatrix::from_triplets(a.rows, a.cols, r, c, v);
+}
+
+SpectralCF::SpectralCF(const ModelContext& ctx)
+    : Model("SpectralCF", ctx),
+      operator_(random_walk_operator(ctx.train), /*symmetric=*/false, ctx.device),
+      reg_weight_(ctx.config.get_double("reg_weight")) {
+  const int64_t d = ctx.config.get_int("embedding_size");
+  torch::Tensor u = torch::empty({ctx.n_users, d});
+  torch::Tensor i = torch::empty({ctx.n_items, d});
+  torch::nn::init::xavier_uniform_(u);
+  torch::nn::init::xavier_uniform_(i);
+  user_embedding_ = register_parameter("user_embedding", ctx.device.place(u));
+  item_embedding_ = register_parameter("item_embedding", ctx.device.place(i));
+  const int64_t n_layers = ctx.config.get_int("n_layers");
+  for (int64_t k = 0; k < n_layers; ++k)
+    filters_.push_back(register_parameter("filter_" + std::to_string(k),
+                                          ctx.device.place(torch::normal(0.01, 0.02, {d, d}))));
+}
+
+std::pair<torch::Tensor, torch::Tensor> SpectralCF::propagate() const {
+  torch::Tensor e = torch::cat({user_embedding_, item_embedding_});
+  std::vector<torch::Tensor> all{e};
+  for (const torch::Tensor& theta : filters_) {
+    e = torch::sigmoid(torch::matmul(layers::spmm(operator_, e), theta));
+    all.push_back(e);
+  }
+  const torch::Tensor final_embedding = torch::cat(all, 1);
+  return {final_embedding.slice(0, 0, n_users()), final_embedding.slice(0, n_users())};
+}
+
+torch::Tensor SpectralCF::calculate_loss(const data::Batch& batch) {
+  cache_ = {};
+  auto [users, items] = propagate();
+  const torch::Tensor u = users.index_select(0, batch.users);
+  const torch::Tensor pos_e = items.index_select(0, batch.items);
+  const torch::Tensor neg_e = items.index_select(0, batch.neg_items);
+  return layers::bpr_loss((u * pos_e).sum(1), (u * neg_e).sum(1)) +
+         reg_weight_ * layers::emb_loss({u, pos_e, neg_e});
+}
+
+void SpectralCF::refresh_cache() {
+  torch::NoGradGuard no_grad;
+  cache_ = propagate();
+}
+
+const std::pair<torch::Tensor, torch::Tensor>& SpectralCF::cached() {
+  if (!cache_.first.defined()) refresh_cache();
+  return cache_;
+}
+
+torch::Tensor SpectralCF::full_sort_predict(const data::Batch& batch) {
+  const auto& [users, items] = cached();
+  return torch::matmul(users.index_select(0, batch.users), items.t());
+}
+
+torch::Tensor SpectralCF::predict(const data::Batch& batch) {
+  const auto& [users, items] = cached();
+  return (users.index_select(0, batch.users) * items.index_select(0, batch.items)).sum(1);
+}
+
+bool SpectralCF::score_factors(torch::Tensor* users, torch::Tensor* items) const {
+  if (!cache_.first.defined()) return false;
+  *users = cache_.first;
+  *items = cache_.second;
+  return true;
+}
+
+RECBOLE_REGISTER_MODEL(SpectralCF) {
+  using config::Key;
+  using config::KeyType;
+  register_model(
+      {"SpectralCF",
+       Task::kGeneral,
+       InputType::kPairwise,
+       "Spectral collaborative filtering: sigmoid filters over 2I - D^-1 A, layers concatenated",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user and item embeddings"),
+        Key("n_layers", KeyType::kInt).min(1).help("Spectral convolution layers"),
+        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the final embedding norm")},
+       [](const ModelContext& ctx) { return std::make_shared<SpectralCF>(ctx); }});
+}
+
+}  // namespace recbole::models

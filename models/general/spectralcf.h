@@ -1,0 +1,49 @@
+#pragma once
+// SpectralCF (Zheng et al. 2018) as RecBole defines it: the spectral convolution approximated
+// with the random-walk operator Â = 2I − D⁻¹A (A: the binary user–item graph, deg + 1e−7), and
+// per layer k a filter Θ_k [d, d] drawn N(0.01, 0.02²): E_{k+1} = σ(Â E_k Θ_k) (sigmoid). The
+// final embedding concatenates E⁰..E^L (d·(L + 1) = 320 columns with the defaults).
+// Loss: BPR (mean) + reg_weight · EmbLoss of the batch rows' final embeddings. Pairwise input.
+//
+// Shapes: full_sort_predict [B, n_items], predict [B], float32 on the device.
+// Cost: every training batch propagates the whole graph: per layer one sparse product (nnz =
+// 2·|train| + N; Â is not symmetric, so the backward uses its transpose) and one [N, d] × [d, d]
+// product, forward and back. Evaluation propagates once and caches (also as score factors).
+#include <vector>
+
+#include "models/layers/graph.h"
+#include "models/model.h"
+
+namespace recbole::models {
+
+// 2I − D⁻¹A of the binary bipartite graph of `train` (N × N, N = n_users + n_items).
+layers::SparseMatrix random_walk_operator(const data::InteractionMatrix& train);
+
+class SpectralCF : public Model {
+ public:
+  explicit SpectralCF(const ModelContext& ctx);
+
+  // batch: users, items, neg_items.
+  torch::Tensor calculate_loss(const data::Batch& batch) override;
+  // batch: users → [B, n_items].
+  torch::Tensor full_sort_predict(const data::Batch& batch) override;
+  // batch: users, items → [B].
+  torch::Tensor predict(const data::Batch& batch) override;
+  bool score_factors(torch::Tensor* users, torch::Tensor* items) const override;
+  void before_evaluation() override { refresh_cache(); }
+
+  // Final embeddings: users [n_users, D], items [n_items, D], D = d · (1 + n_layers).
+  std::pair<torch::Tensor, torch::Tensor> propagate() const;
+
+ private:
+  void refresh_cache();
+  const std::pair<torch::Tensor, torch::Tensor>& cached();
+
+  torch::Tensor user_embedding_, item_embedding_;
+  std::vector<torch::Tensor> filters_;
+  layers::GraphOperator operator_;
+  double reg_weight_;
+  std::pair<torch::Tensor, torch::Tensor> cache_;  // undefined while training
+};
+
+}  // namespace recbole::models
