@@ -17,9 +17,10 @@ namespace {
 // The towers of the distinct ids of a batch, gathered back to its rows: a batch repeats its
 // users and items many times.
 torch::Tensor tower_of_rows(const data::InteractionMatrix& m, const torch::Tensor& ids,
-                            const torch::Tensor& table, layers::MLP& tower) {
-  const auto [unique, inverse] = layers::distinct_ids(ids);
-  return tower->forward(layers::row_sums(m, unique, table)).index_select(0, inverse);
+                            const torch::Tensor& table, layers::MLP& tower,
+                            const DeviceManager& device) {
+  const auto [unique, inverse] = layers::distinct_ids(ids, device);
+  return tower->forward(layers::row_sums(m, unique, table, device)).index_select(0, inverse);
 }
 
 std::vector<int64_t> with_front(int64_t first, std::vector<int64_t> rest) {
@@ -57,11 +58,11 @@ DMF::DMF(const ModelContext& ctx) : Model("DMF", ctx), item_users_(layers::trans
 }
 
 torch::Tensor DMF::user_vectors(const torch::Tensor& users) {
-  return tower_of_rows(train_, users, user_item_weight_, user_tower_);
+  return tower_of_rows(train_, users, user_item_weight_, user_tower_, device_manager());
 }
 
 torch::Tensor DMF::item_vectors(const torch::Tensor& items) {
-  return tower_of_rows(item_users_, items, item_user_weight_, item_tower_);
+  return tower_of_rows(item_users_, items, item_user_weight_, item_tower_, device_manager());
 }
 
 torch::Tensor DMF::calculate_loss(const data::Batch& batch) {
@@ -76,8 +77,8 @@ torch::Tensor DMF::predict(const data::Batch& batch) {
 
 void DMF::before_evaluation() {
   torch::NoGradGuard no_grad;
-  item_cache_ = item_tower_->forward(
-      layers::row_sums(item_users_, torch::arange(n_items(), torch::kInt64), item_user_weight_));
+  item_cache_ = item_tower_->forward(layers::row_sums(
+      item_users_, torch::arange(n_items(), torch::kInt64), item_user_weight_, device_manager()));
 }
 
 const torch::Tensor& DMF::item_cache() {

@@ -35,8 +35,9 @@ FISM::FISM(const ModelContext& ctx) : Model("FISM", ctx) {
 }
 
 torch::Tensor FISM::user_sums(const torch::Tensor& users) {
-  const auto [unique, inverse] = layers::distinct_ids(users);
-  return layers::row_sums(train_, unique, item_src_embedding_).index_select(0, inverse) *
+  const auto [unique, inverse] = layers::distinct_ids(users, device_manager());
+  return layers::row_sums(train_, unique, item_src_embedding_, device_manager())
+             .index_select(0, inverse) *
          scale_.index_select(0, users).unsqueeze(1);
 }
 

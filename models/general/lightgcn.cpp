@@ -8,7 +8,7 @@
 namespace recbole::models {
 
 LightGCN::LightGCN(const ModelContext& ctx)
-    : Model("LightGCN", ctx),
+    : CachedFactorModel("LightGCN", ctx),
       adjacency_(layers::symmetric_normalized(layers::bipartite_adjacency(ctx.train)),
                  /*symmetric=*/true, ctx.device),
       n_layers_(ctx.config.get_int("n_layers")),
@@ -30,7 +30,7 @@ std::pair<torch::Tensor, torch::Tensor> LightGCN::propagate() const {
 }
 
 torch::Tensor LightGCN::calculate_loss(const data::Batch& batch) {
-  cache_ = {};
+  drop_factors();
   auto [users, items] = propagate();
   torch::Tensor u = users.index_select(0, batch.users);
   torch::Tensor pos = (u * items.index_select(0, batch.items)).sum(1);
@@ -42,32 +42,7 @@ torch::Tensor LightGCN::calculate_loss(const data::Batch& batch) {
   return layers::bpr_loss(pos, neg) + reg_weight_ * reg;
 }
 
-void LightGCN::refresh_cache() {
-  torch::NoGradGuard no_grad;
-  cache_ = propagate();
-}
-
-const std::pair<torch::Tensor, torch::Tensor>& LightGCN::cached() {
-  if (!cache_.first.defined()) refresh_cache();
-  return cache_;
-}
-
-torch::Tensor LightGCN::full_sort_predict(const data::Batch& batch) {
-  const auto& [users, items] = cached();
-  return torch::matmul(users.index_select(0, batch.users), items.t());
-}
-
-torch::Tensor LightGCN::predict(const data::Batch& batch) {
-  const auto& [users, items] = cached();
-  return (users.index_select(0, batch.users) * items.index_select(0, batch.items)).sum(1);
-}
-
-bool LightGCN::score_factors(torch::Tensor* users, torch::Tensor* items) const {
-  if (!cache_.first.defined()) return false;
-  *users = cache_.first;
-  *items = cache_.second;
-  return true;
-}
+std::pair<torch::Tensor, torch::Tensor> LightGCN::evaluation_factors() { return propagate(); }
 
 RECBOLE_REGISTER_MODEL(LightGCN) {
   using config::Key;

@@ -8,37 +8,28 @@
 // Cost: every training batch propagates the whole graph (n_layers sparse products forward and
 // back, on the ThreadPool); evaluation propagates once and caches the final embeddings, which
 // the next training batch invalidates.
+#include "models/cached_factor_model.h"
 #include "models/layers/graph.h"
-#include "models/model.h"
 
 namespace recbole::models {
 
-class LightGCN : public Model {
+class LightGCN : public CachedFactorModel {
  public:
   explicit LightGCN(const ModelContext& ctx);
 
   // batch: users, items, neg_items.
   torch::Tensor calculate_loss(const data::Batch& batch) override;
-  // batch: users → [B, n_items].
-  torch::Tensor full_sort_predict(const data::Batch& batch) override;
-  // batch: users, items → [B].
-  torch::Tensor predict(const data::Batch& batch) override;
-  // The cached final embeddings, when an evaluation has filled them.
-  bool score_factors(torch::Tensor* users, torch::Tensor* items) const override;
-  void before_evaluation() override { refresh_cache(); }
 
  private:
   // Final embeddings: users [n_users, d], items [n_items, d].
   std::pair<torch::Tensor, torch::Tensor> propagate() const;
-  void refresh_cache();
-  const std::pair<torch::Tensor, torch::Tensor>& cached();
+  std::pair<torch::Tensor, torch::Tensor> evaluation_factors() override;
 
   torch::Tensor user_embedding_, item_embedding_;
   layers::GraphOperator adjacency_;
   int64_t n_layers_;
   double reg_weight_;
   bool require_pow_;
-  std::pair<torch::Tensor, torch::Tensor> cache_;  // undefined while training
 };
 
 }  // namespace recbole::models

@@ -34,7 +34,7 @@ uint64_t mix(uint64_t x) {
 }  // namespace
 
 NCL::NCL(const ModelContext& ctx)
-    : Model("NCL", ctx),
+    : CachedFactorModel("NCL", ctx),
       adjacency_(layers::symmetric_normalized(layers::bipartite_adjacency(ctx.train)),
                  /*symmetric=*/true, ctx.device),
       n_layers_(ctx.config.get_int("n_layers")),
@@ -71,7 +71,8 @@ void NCL::e_step() {
     layers::KMeansOptions options;
     options.k = k;
     options.seed = mix(mix(seed_) ^ mix(static_cast<uint64_t>(epoch_) * 2 + salt));
-    layers::KMeansResult r = layers::kmeans(table.detach().to(torch::kCPU).contiguous(), options);
+    layers::KMeansResult r =
+        layers::kmeans(DeviceManager::to_host(table.detach()).contiguous(), options);
     const auto& device = device_manager();
     *centroids = device.place(F::normalize(r.centroids, F::NormalizeFuncOptions().dim(1)));
     *cluster = device.place(r.assignment);
@@ -95,7 +96,7 @@ std::pair<torch::Tensor, torch::Tensor> NCL::final_embeddings(
 }
 
 torch::Tensor NCL::calculate_loss(const data::Batch& batch) {
-  cache_ = {};
+  drop_factors();
   const std::vector<torch::Tensor> all = propagate_layers();
   auto [users, items] = final_embeddings(all);
   const torch::Tensor u = users.index_select(0, batch.users);
@@ -130,31 +131,8 @@ torch::Tensor NCL::calculate_loss(const data::Batch& batch) {
   return loss;
 }
 
-void NCL::refresh_cache() {
-  torch::NoGradGuard no_grad;
-  cache_ = final_embeddings(propagate_layers());
-}
-
-const std::pair<torch::Tensor, torch::Tensor>& NCL::cached() {
-  if (!cache_.first.defined()) refresh_cache();
-  return cache_;
-}
-
-torch::Tensor NCL::full_sort_predict(const data::Batch& batch) {
-  const auto& [users, items] = cached();
-  return torch::matmul(users.index_select(0, batch.users), items.t());
-}
-
-torch::Tensor NCL::predict(const data::Batch& batch) {
-  const auto& [users, items] = cached();
-  return (users.index_select(0, batch.users) * items.index_select(0, batch.items)).sum(1);
-}
-
-bool NCL::score_factors(torch::Tensor* users, torch::Tensor* items) const {
-  if (!cache_.first.defined()) return false;
-  *users = cache_.first;
-  *items = cache_.second;
-  return true;
+std::pair<torch::Tensor, torch::Tensor> NCL::evaluation_factors() {
+  return final_embeddings(propagate_layers());
 }
 
 RECBOLE_REGISTER_MODEL(NCL) {

@@ -23,23 +23,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/cached_factor_model.h"
 #include "models/layers/graph.h"
-#include "models/model.h"
 
 namespace recbole::models {
 
-class NCL : public Model {
+class NCL : public CachedFactorModel {
  public:
   explicit NCL(const ModelContext& ctx);
 
   // batch: users, items, neg_items.
   torch::Tensor calculate_loss(const data::Batch& batch) override;
-  // batch: users → [B, n_items].
-  torch::Tensor full_sort_predict(const data::Batch& batch) override;
-  // batch: users, items → [B].
-  torch::Tensor predict(const data::Batch& batch) override;
-  bool score_factors(torch::Tensor* users, torch::Tensor* items) const override;
-  void before_evaluation() override { refresh_cache(); }
   // The E-step when epoch % m_step == 0; remembers the epoch for the warm-up rule.
   void on_epoch_start(int64_t epoch) override;
 
@@ -60,8 +54,7 @@ class NCL : public Model {
   // The mean of E⁰..E^{n_layers}, split into users and items.
   std::pair<torch::Tensor, torch::Tensor> final_embeddings(
       const std::vector<torch::Tensor>& all) const;
-  void refresh_cache();
-  const std::pair<torch::Tensor, torch::Tensor>& cached();
+  std::pair<torch::Tensor, torch::Tensor> evaluation_factors() override;
 
   torch::Tensor user_embedding_, item_embedding_;
   layers::GraphOperator adjacency_;
@@ -71,7 +64,6 @@ class NCL : public Model {
   int64_t epoch_ = 0;
   // E-step results on the device: normalised centroids [k, d] and each row's cluster [rows].
   torch::Tensor user_centroids_, item_centroids_, user_cluster_, item_cluster_;
-  std::pair<torch::Tensor, torch::Tensor> cache_;  // undefined while training
 };
 
 }  // namespace recbole::models

@@ -12,7 +12,7 @@
 namespace recbole::models {
 
 NGCF::NGCF(const ModelContext& ctx)
-    : Model("NGCF", ctx),
+    : CachedFactorModel("NGCF", ctx),
       adjacency_(layers::symmetric_normalized(layers::bipartite_adjacency(ctx.train)),
                  /*symmetric=*/true, ctx.device),
       node_dropout_(ctx.config.get_double("node_dropout")),
@@ -84,7 +84,7 @@ std::pair<torch::Tensor, torch::Tensor> NGCF::propagate() const {
 }
 
 torch::Tensor NGCF::calculate_loss(const data::Batch& batch) {
-  cache_ = {};
+  drop_factors();
   auto [users, items] = propagate();
   const torch::Tensor u = users.index_select(0, batch.users);
   const torch::Tensor pos_e = items.index_select(0, batch.items);
@@ -94,32 +94,7 @@ torch::Tensor NGCF::calculate_loss(const data::Batch& batch) {
   return layers::bpr_loss(pos, neg) + reg_weight_ * layers::emb_loss({u, pos_e, neg_e});
 }
 
-void NGCF::refresh_cache() {
-  torch::NoGradGuard no_grad;
-  cache_ = propagate();
-}
-
-const std::pair<torch::Tensor, torch::Tensor>& NGCF::cached() {
-  if (!cache_.first.defined()) refresh_cache();
-  return cache_;
-}
-
-torch::Tensor NGCF::full_sort_predict(const data::Batch& batch) {
-  const auto& [users, items] = cached();
-  return torch::matmul(users.index_select(0, batch.users), items.t());
-}
-
-torch::Tensor NGCF::predict(const data::Batch& batch) {
-  const auto& [users, items] = cached();
-  return (users.index_select(0, batch.users) * items.index_select(0, batch.items)).sum(1);
-}
-
-bool NGCF::score_factors(torch::Tensor* users, torch::Tensor* items) const {
-  if (!cache_.first.defined()) return false;
-  *users = cache_.first;
-  *items = cache_.second;
-  return true;
-}
+std::pair<torch::Tensor, torch::Tensor> NGCF::evaluation_factors() { return propagate(); }
 
 RECBOLE_REGISTER_MODEL(NGCF) {
   using config::Key;

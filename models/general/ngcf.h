@@ -16,23 +16,17 @@
 // score factors); the next training batch invalidates the cache.
 #include <vector>
 
+#include "models/cached_factor_model.h"
 #include "models/layers/graph.h"
-#include "models/model.h"
 
 namespace recbole::models {
 
-class NGCF : public Model {
+class NGCF : public CachedFactorModel {
  public:
   explicit NGCF(const ModelContext& ctx);
 
   // batch: users, items, neg_items.
   torch::Tensor calculate_loss(const data::Batch& batch) override;
-  // batch: users → [B, n_items].
-  torch::Tensor full_sort_predict(const data::Batch& batch) override;
-  // batch: users, items → [B].
-  torch::Tensor predict(const data::Batch& batch) override;
-  bool score_factors(torch::Tensor* users, torch::Tensor* items) const override;
-  void before_evaluation() override { refresh_cache(); }
 
   // Final embeddings: users [n_users, D], items [n_items, D], D = d · (1 + layers).
   std::pair<torch::Tensor, torch::Tensor> propagate() const;
@@ -41,14 +35,12 @@ class NGCF : public Model {
   // Â with each stored entry kept with probability 1 − node_dropout, survivors scaled by
   // 1 / (1 − node_dropout); one mask per forward, shared by every layer.
   layers::GraphOperator dropped_adjacency() const;
-  void refresh_cache();
-  const std::pair<torch::Tensor, torch::Tensor>& cached();
+  std::pair<torch::Tensor, torch::Tensor> evaluation_factors() override;
 
   torch::Tensor user_embedding_, item_embedding_;
   std::vector<torch::nn::Linear> w1_, w2_;  // per layer: the sum term and the product term
   layers::GraphOperator adjacency_;
   double node_dropout_, message_dropout_, reg_weight_;
-  std::pair<torch::Tensor, torch::Tensor> cache_;  // undefined while training
 };
 
 }  // namespace recbole::models

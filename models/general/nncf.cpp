@@ -81,9 +81,10 @@ namespace {
 
 // Conv → max-pool → ReLU over the neighbours' embeddings of the distinct ids, gathered back.
 torch::Tensor conv_features(const torch::Tensor& ids, const torch::Tensor& neighbours,
-                            const torch::Tensor& table, torch::nn::Conv1d& conv, int64_t pool) {
-  auto [unique, inverse] = layers::distinct_ids(ids);
-  unique = unique.to(ids.device());
+                            const torch::Tensor& table, torch::nn::Conv1d& conv, int64_t pool,
+                            const DeviceManager& device) {
+  auto [unique, inverse] = layers::distinct_ids(ids, device);
+  unique = device.place(unique);
   const torch::Tensor nb = neighbours.index_select(0, unique);  // [U, n]
   const torch::Tensor x =
       table.index_select(0, nb.reshape(-1)).view({nb.size(0), nb.size(1), table.size(1)});
@@ -94,11 +95,13 @@ torch::Tensor conv_features(const torch::Tensor& ids, const torch::Tensor& neigh
 }  // namespace
 
 torch::Tensor NNCF::user_features(const torch::Tensor& users) {
-  return conv_features(users, user_neighbours_, user_neigh_embedding_, user_conv_, pool_);
+  return conv_features(users, user_neighbours_, user_neigh_embedding_, user_conv_, pool_,
+                       device_manager());
 }
 
 torch::Tensor NNCF::item_features(const torch::Tensor& items) {
-  return conv_features(items, item_neighbours_, item_neigh_embedding_, item_conv_, pool_);
+  return conv_features(items, item_neighbours_, item_neigh_embedding_, item_conv_, pool_,
+                       device_manager());
 }
 
 torch::Tensor NNCF::logits(const torch::Tensor& users, const torch::Tensor& items) {

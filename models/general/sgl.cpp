@@ -43,7 +43,7 @@ SGL::Augment parse_augment(const std::string& type) {
 }  // namespace
 
 SGL::SGL(const ModelContext& ctx)
-    : Model("SGL", ctx),
+    : CachedFactorModel("SGL", ctx),
       augment_(parse_augment(ctx.config.get_string("type"))),
       n_layers_(ctx.config.get_int("n_layers")),
       drop_ratio_(ctx.config.get_double("drop_ratio")),
@@ -142,7 +142,7 @@ std::pair<torch::Tensor, torch::Tensor> SGL::propagate(
 }
 
 torch::Tensor SGL::calculate_loss(const data::Batch& batch) {
-  cache_ = {};
+  drop_factors();
   if (views_epoch_ < 0) build_views(0);  // trained without the epoch hook (tests)
   namespace F = torch::nn::functional;
   auto [users, items] = propagate(main_);
@@ -164,32 +164,7 @@ torch::Tensor SGL::calculate_loss(const data::Batch& batch) {
   return bpr + reg_weight_ * reg + ssl_weight_ * ssl;
 }
 
-void SGL::refresh_cache() {
-  torch::NoGradGuard no_grad;
-  cache_ = propagate(main_);
-}
-
-const std::pair<torch::Tensor, torch::Tensor>& SGL::cached() {
-  if (!cache_.first.defined()) refresh_cache();
-  return cache_;
-}
-
-torch::Tensor SGL::full_sort_predict(const data::Batch& batch) {
-  const auto& [users, items] = cached();
-  return torch::matmul(users.index_select(0, batch.users), items.t());
-}
-
-torch::Tensor SGL::predict(const data::Batch& batch) {
-  const auto& [users, items] = cached();
-  return (users.index_select(0, batch.users) * items.index_select(0, batch.items)).sum(1);
-}
-
-bool SGL::score_factors(torch::Tensor* users, torch::Tensor* items) const {
-  if (!cache_.first.defined()) return false;
-  *users = cache_.first;
-  *items = cache_.second;
-  return true;
-}
+std::pair<torch::Tensor, torch::Tensor> SGL::evaluation_factors() { return propagate(main_); }
 
 RECBOLE_REGISTER_MODEL(SGL) {
   using config::Key;

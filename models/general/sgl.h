@@ -22,12 +22,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/cached_factor_model.h"
 #include "models/layers/graph.h"
-#include "models/model.h"
 
 namespace recbole::models {
 
-class SGL : public Model {
+class SGL : public CachedFactorModel {
  public:
   enum class Augment { kEdgeDrop, kNodeDrop, kRandomWalk };
 
@@ -35,12 +35,6 @@ class SGL : public Model {
 
   // batch: users, items, neg_items.
   torch::Tensor calculate_loss(const data::Batch& batch) override;
-  // batch: users → [B, n_items].
-  torch::Tensor full_sort_predict(const data::Batch& batch) override;
-  // batch: users, items → [B].
-  torch::Tensor predict(const data::Batch& batch) override;
-  bool score_factors(torch::Tensor* users, torch::Tensor* items) const override;
-  void before_evaluation() override { refresh_cache(); }
   // Rebuilds both views for this epoch.
   void on_epoch_start(int64_t epoch) override { build_views(epoch); }
 
@@ -54,8 +48,7 @@ class SGL : public Model {
   std::pair<torch::Tensor, torch::Tensor> propagate(
       const std::vector<layers::GraphOperator>& graphs) const;
   void build_views(int64_t epoch);
-  void refresh_cache();
-  const std::pair<torch::Tensor, torch::Tensor>& cached();
+  std::pair<torch::Tensor, torch::Tensor> evaluation_factors() override;
 
   torch::Tensor user_embedding_, item_embedding_;
   std::vector<int32_t> pair_users_, pair_items_;  // the training pairs
@@ -65,7 +58,6 @@ class SGL : public Model {
   int64_t n_layers_;
   double drop_ratio_, ssl_tau_, reg_weight_, ssl_weight_;
   uint64_t seed_;
-  std::pair<torch::Tensor, torch::Tensor> cache_;  // undefined while training
 };
 
 }  // namespace recbole::models

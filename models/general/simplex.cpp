@@ -40,7 +40,7 @@ torch::Tensor unit(const torch::Tensor& x) {
 }  // namespace
 
 SimpleX::SimpleX(const ModelContext& ctx)
-    : Model("SimpleX", ctx),
+    : CachedFactorModel("SimpleX", ctx),
       sample_num_(negatives_per_positive(ctx.config)),
       margin_(ctx.config.get_double("margin")),
       negative_weight_(ctx.config.get_double("negative_weight")),
@@ -94,9 +94,8 @@ torch::Tensor SimpleX::aggregate(const torch::Tensor& users, const torch::Tensor
       offsets.push_back(static_cast<int64_t>(bag.size()));
       bag.insert(bag.end(), ids + us[k] * width, ids + us[k] * width + lens[us[k]]);
     }
-    const torch::Device device = item_embedding_.device();
-    const torch::Tensor bag_t = data::id_tensor(bag).to(device);
-    const torch::Tensor off_t = data::id_tensor(offsets).to(device);
+    const torch::Tensor bag_t = device_manager().place(data::id_tensor(bag));
+    const torch::Tensor off_t = device_manager().place(data::id_tensor(offsets));
     auto sum_bags = [&](const torch::Tensor& table) {
       return std::get<0>(torch::embedding_bag(table, bag_t, off_t, false, /*mode=sum*/ 0));
     };
@@ -121,7 +120,7 @@ torch::Tensor SimpleX::mix(const torch::Tensor& user_e, const torch::Tensor& a) 
 }
 
 torch::Tensor SimpleX::calculate_loss(const data::Batch& batch) {
-  cache_ = {};
+  drop_factors();
   const int64_t rows = batch.users.size(0);
   if (rows % sample_num_ != 0)
     throw Error("SimpleX: a batch of " + std::to_string(rows) + " rows is not " +
@@ -133,7 +132,7 @@ torch::Tensor SimpleX::calculate_loss(const data::Batch& batch) {
   // Tile k holds every user's k-th negative: [K, U] → [U, K].
   const torch::Tensor neg_e = item_rows(batch.neg_items.view({sample_num_, n}).t());
   // A batch repeats its users: aggregate each distinct user once, gather back to the rows.
-  const auto [distinct_host, inverse] = layers::distinct_ids(users);
+  const auto [distinct_host, inverse] = layers::distinct_ids(users, device_manager());
   const torch::Tensor distinct = distinct_host.to(users.device());
   torch::Tensor hist_sq;
   const torch::Tensor a =
@@ -156,38 +155,16 @@ torch::Tensor SimpleX::calculate_loss(const data::Batch& batch) {
   return ccl + reg_weight_ * reg;
 }
 
-void SimpleX::refresh_cache() {
-  torch::NoGradGuard no_grad;
+std::pair<torch::Tensor, torch::Tensor> SimpleX::evaluation_factors() {
   std::vector<torch::Tensor> blocks;
   for (int64_t u0 = 0; u0 < n_users(); u0 += kCacheBlock) {
     const torch::Tensor users =
         torch::arange(u0, std::min(n_users(), u0 + kCacheBlock), history_ids_.options());
     const torch::Tensor user_e = user_embedding_.index_select(0, users);
-    blocks.push_back(unit(mix(user_e, aggregate(users, users.to(torch::kCPU), user_e, nullptr))));
+    blocks.push_back(
+        unit(mix(user_e, aggregate(users, DeviceManager::to_host(users), user_e, nullptr))));
   }
-  cache_ = {torch::cat(blocks), unit(item_embedding_)};
-}
-
-const std::pair<torch::Tensor, torch::Tensor>& SimpleX::cached() {
-  if (!cache_.first.defined()) refresh_cache();
-  return cache_;
-}
-
-torch::Tensor SimpleX::full_sort_predict(const data::Batch& batch) {
-  const auto& [users, items] = cached();
-  return torch::matmul(users.index_select(0, batch.users), items.t());
-}
-
-torch::Tensor SimpleX::predict(const data::Batch& batch) {
-  const auto& [users, items] = cached();
-  return (users.index_select(0, batch.users) * items.index_select(0, batch.items)).sum(1);
-}
-
-bool SimpleX::score_factors(torch::Tensor* users, torch::Tensor* items) const {
-  if (!cache_.first.defined()) return false;
-  *users = cache_.first;
-  *items = cache_.second;
-  return true;
+  return {torch::cat(blocks), unit(item_embedding_)};
 }
 
 RECBOLE_REGISTER_MODEL(SimpleX) {

@@ -15,24 +15,18 @@
 // bag for the mean; a [U, L, d] tensor for attention), gathered back to the rows. Evaluation
 // aggregates every user once and caches the normalised user and item vectors (score_factors), so a
 // full sort is one GEMM; the next calculate_loss clears the cache.
+#include "models/cached_factor_model.h"
 #include "models/layers/history.h"
-#include "models/model.h"
 
 namespace recbole::models {
 
-class SimpleX : public Model {
+class SimpleX : public CachedFactorModel {
  public:
   // A null train_neg_sample_args is a ConfigError (the loss needs negatives).
   explicit SimpleX(const ModelContext& ctx);
 
   // batch: users, items, neg_items in K tiles.
   torch::Tensor calculate_loss(const data::Batch& batch) override;
-  // batch: users → [B, n_items] cosines.
-  torch::Tensor full_sort_predict(const data::Batch& batch) override;
-  // batch: users, items → [B].
-  torch::Tensor predict(const data::Batch& batch) override;
-  bool score_factors(torch::Tensor* users, torch::Tensor* items) const override;
-  void before_evaluation() override { refresh_cache(); }
 
  private:
   enum class Aggregator { kMean, kUserAttention, kSelfAttention };
@@ -46,8 +40,7 @@ class SimpleX : public Model {
   torch::Tensor mix(const torch::Tensor& user_e, const torch::Tensor& a);
   // Item rows with row 0 as padding (no gradient to it).
   torch::Tensor item_rows(const torch::Tensor& ids) const;
-  void refresh_cache();
-  const std::pair<torch::Tensor, torch::Tensor>& cached();
+  std::pair<torch::Tensor, torch::Tensor> evaluation_factors() override;
 
   int64_t sample_num_;
   double margin_, negative_weight_, gamma_, reg_weight_, dropout_;
@@ -57,7 +50,6 @@ class SimpleX : public Model {
   layers::PaddedHistory history_host_;       // the same on the host (bags are built there)
   torch::Tensor user_embedding_, item_embedding_;
   torch::nn::Linear ui_map_{nullptr}, w_k_{nullptr}, w_q_{nullptr};
-  std::pair<torch::Tensor, torch::Tensor> cache_;  // normalised v [n_users, d], items [n_items, d]
 };
 
 }  // namespace recbole::models

@@ -28,7 +28,7 @@ layers::SparseMatrix random_walk_operator(const data::InteractionMatrix& train) 
 }
 
 SpectralCF::SpectralCF(const ModelContext& ctx)
-    : Model("SpectralCF", ctx),
+    : CachedFactorModel("SpectralCF", ctx),
       operator_(random_walk_operator(ctx.train), /*symmetric=*/false, ctx.device),
       reg_weight_(ctx.config.get_double("reg_weight")) {
   const int64_t d = ctx.config.get_int("embedding_size");
@@ -56,7 +56,7 @@ std::pair<torch::Tensor, torch::Tensor> SpectralCF::propagate() const {
 }
 
 torch::Tensor SpectralCF::calculate_loss(const data::Batch& batch) {
-  cache_ = {};
+  drop_factors();
   auto [users, items] = propagate();
   const torch::Tensor u = users.index_select(0, batch.users);
   const torch::Tensor pos_e = items.index_select(0, batch.items);
@@ -65,32 +65,7 @@ torch::Tensor SpectralCF::calculate_loss(const data::Batch& batch) {
          reg_weight_ * layers::emb_loss({u, pos_e, neg_e});
 }
 
-void SpectralCF::refresh_cache() {
-  torch::NoGradGuard no_grad;
-  cache_ = propagate();
-}
-
-const std::pair<torch::Tensor, torch::Tensor>& SpectralCF::cached() {
-  if (!cache_.first.defined()) refresh_cache();
-  return cache_;
-}
-
-torch::Tensor SpectralCF::full_sort_predict(const data::Batch& batch) {
-  const auto& [users, items] = cached();
-  return torch::matmul(users.index_select(0, batch.users), items.t());
-}
-
-torch::Tensor SpectralCF::predict(const data::Batch& batch) {
-  const auto& [users, items] = cached();
-  return (users.index_select(0, batch.users) * items.index_select(0, batch.items)).sum(1);
-}
-
-bool SpectralCF::score_factors(torch::Tensor* users, torch::Tensor* items) const {
-  if (!cache_.first.defined()) return false;
-  *users = cache_.first;
-  *items = cache_.second;
-  return true;
-}
+std::pair<torch::Tensor, torch::Tensor> SpectralCF::evaluation_factors() { return propagate(); }
 
 RECBOLE_REGISTER_MODEL(SpectralCF) {
   using config::Key;

@@ -11,39 +11,31 @@
 // product, forward and back. Evaluation propagates once and caches (also as score factors).
 #include <vector>
 
+#include "models/cached_factor_model.h"
 #include "models/layers/graph.h"
-#include "models/model.h"
 
 namespace recbole::models {
 
 // 2I − D⁻¹A of the binary bipartite graph of `train` (N × N, N = n_users + n_items).
 layers::SparseMatrix random_walk_operator(const data::InteractionMatrix& train);
 
-class SpectralCF : public Model {
+class SpectralCF : public CachedFactorModel {
  public:
   explicit SpectralCF(const ModelContext& ctx);
 
   // batch: users, items, neg_items.
   torch::Tensor calculate_loss(const data::Batch& batch) override;
-  // batch: users → [B, n_items].
-  torch::Tensor full_sort_predict(const data::Batch& batch) override;
-  // batch: users, items → [B].
-  torch::Tensor predict(const data::Batch& batch) override;
-  bool score_factors(torch::Tensor* users, torch::Tensor* items) const override;
-  void before_evaluation() override { refresh_cache(); }
 
   // Final embeddings: users [n_users, D], items [n_items, D], D = d · (1 + n_layers).
   std::pair<torch::Tensor, torch::Tensor> propagate() const;
 
  private:
-  void refresh_cache();
-  const std::pair<torch::Tensor, torch::Tensor>& cached();
+  std::pair<torch::Tensor, torch::Tensor> evaluation_factors() override;
 
   torch::Tensor user_embedding_, item_embedding_;
   std::vector<torch::Tensor> filters_;
   layers::GraphOperator operator_;
   double reg_weight_;
-  std::pair<torch::Tensor, torch::Tensor> cache_;  // undefined while training
 };
 
 }  // namespace recbole::models

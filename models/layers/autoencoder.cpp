@@ -11,7 +11,7 @@ namespace recbole::models::layers {
 torch::Tensor user_rows(const data::Batch& batch, const data::InteractionMatrix& train,
                         const DeviceManager& device) {
   if (batch.history.defined()) return batch.history;
-  const torch::Tensor users = batch.users.to(torch::kCPU).contiguous();
+  const torch::Tensor users = DeviceManager::to_host(batch.users).contiguous();
   const std::vector<int64_t> ids(users.data_ptr<int64_t>(),
                                  users.data_ptr<int64_t>() + users.numel());
   return device.place(data::dense_rows(train, ids));
