@@ -20,6 +20,7 @@
 #include "recbole/utils/atomic_write.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
+#include "recbole/utils/memory.h"
 #include "recbole/utils/text.h"
 #include "trainer/gradient_exchange.h"
 
@@ -169,8 +170,10 @@ Trainer::Trainer(const config::Config& config, models::Model& model, const Devic
   fast_ = model_.fast_epoch(models::TrainingEnv{config_, device_, dist_.world_size(), *source_});
   if (fast_)
     log::info("training path: " + fast_->describe());
-  else
+  else {
     step_ = std::make_unique<Step>(config_, model_, dist_);
+    memory::keep_freed_buffers_mapped();  // the generic path allocates at every op
+  }
 }
 
 Trainer::~Trainer() = default;

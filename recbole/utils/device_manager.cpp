@@ -1,7 +1,5 @@
 #include "recbole/utils/device_manager.h"
 
-#include <malloc.h>
-
 #include <torch/torch.h>
 
 #include "recbole/config/config.h"
@@ -50,17 +48,6 @@ torch::Device resolve(const DeviceSettings& s) {
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
-// The generic autograd path frees and allocates activation-sized CPU buffers (0.1–30 MB) at
-// every op. glibc serves the first ones with mmap and gives trimmed memory back, so each reuse
-// faults its pages in again: ~20% of an NGCF epoch on ml-100k. Buffers up to 32 MB (glibc's
-// own dynamic ceiling) come from the heap, and up to 128 MB of freed heap stays mapped.
-void keep_freed_memory_mapped() {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 128 << 20);
-#endif
-}
-
 }  // namespace
 
 DeviceManager::DeviceManager(const DeviceSettings& settings)
@@ -77,7 +64,6 @@ DeviceManager::DeviceManager(const DeviceSettings& settings)
           : std::max(1, resolve_num_threads(0) / std::max(1, settings_.local_world_size));
   ThreadPool::instance().set_threads(cpu_threads_);
   set_blas_threads(cpu_threads_);
-  keep_freed_memory_mapped();
   if (device_.is_cuda() && settings_.reproducibility) {
     at::globalContext().setDeterministicCuDNN(true);
     at::globalContext().setBenchmarkCuDNN(false);

@@ -1,5 +1,6 @@
 #include "recbole/utils/memory.h"
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -39,6 +40,13 @@ int64_t peak_rss_bytes() {
 int64_t current_rss_bytes() {
   const int64_t kb = read_status_kb("VmRSS");
   return kb >= 0 ? kb * 1024 : 0;
+}
+
+void keep_freed_buffers_mapped() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 128 << 20);
+#endif
 }
 
 }  // namespace recbole::memory
