@@ -8,20 +8,26 @@
 #include "models/layers/kmeans.h"
 #include "models/layers/losses.h"
 #include "recbole/config/config.h"
+#include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 
 namespace recbole::models {
 
 namespace {
 
-// The clusters of a table of `rows` rows: num_clusters, clamped (with a warning) to the rows.
-int64_t clamp_clusters(int64_t num_clusters, int64_t rows, const char* table) {
-  if (num_clusters <= rows) return num_clusters;
-  log::warning("NCL: num_clusters " + std::to_string(num_clusters) + " exceeds the " +
-               std::to_string(rows) + " " + table + " rows (pad row included); using " +
-               std::to_string(rows) + " " + table +
-               " clusters (RecBole's faiss aborts here, issue #1957)");
-  return rows;
+// k-means needs at least as many rows as clusters (RecBole's faiss aborts, issue #1957): too
+// many is a ConfigError naming the key and the largest value this dataset allows.
+int64_t checked_clusters(const config::Config& config, int64_t users, int64_t items) {
+  const int64_t k = config.get_int("num_clusters");
+  const int64_t most = std::min(users, items);
+  if (k > most)
+    throw ConfigError(
+        config.source("num_clusters") + ": NCL key num_clusters: " + std::to_string(k) +
+        " clusters need as many rows in each table, but this " + "dataset's training split has " +
+        std::to_string(users) + " user ids and " + std::to_string(items) +
+        " item ids (pad included); expected num_clusters <= " + std::to_string(most) +
+        " (RecBole's own test uses 100)");
+  return k;
 }
 
 uint64_t mix(uint64_t x) {
@@ -41,8 +47,8 @@ NCL::NCL(const ModelContext& ctx)
       hyper_layers_(ctx.config.get_int("hyper_layers")),
       m_step_(ctx.config.get_int("m_step")),
       warm_up_step_(ctx.config.get_int("warm_up_step")),
-      user_k_(clamp_clusters(ctx.config.get_int("num_clusters"), ctx.n_users, "user")),
-      item_k_(clamp_clusters(ctx.config.get_int("num_clusters"), ctx.n_items, "item")),
+      user_k_(checked_clusters(ctx.config, ctx.n_users, ctx.n_items)),
+      item_k_(user_k_),
       reg_weight_(ctx.config.get_double("reg_weight")),
       ssl_temp_(ctx.config.get_double("ssl_temp")),
       ssl_reg_(ctx.config.get_double("ssl_reg")),
@@ -156,7 +162,7 @@ RECBOLE_REGISTER_MODEL(NCL) {
         Key("proto_reg", KeyType::kFloat).min(0).help("Weight of the prototype InfoNCE loss"),
         Key("num_clusters", KeyType::kInt)
             .min(1)
-            .help("k-means clusters per table (clamped to the table's rows, with a warning)"),
+            .help("k-means clusters per table (at most the rows of the smaller table)"),
         Key("m_step", KeyType::kInt).min(1).help("Run the k-means E-step every m_step epochs"),
         Key("warm_up_step", KeyType::kInt)
             .min(0)

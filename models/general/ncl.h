@@ -14,7 +14,8 @@
 // included), before every epoch e with e % m_step == 0; centroids L2-normalised.
 //
 // num_clusters larger than a table's rows: RecBole's faiss aborts (issue #1957: the default 1000
-// exceeds ml-100k's 944 users); here the table's k is clamped to its row count, with a warning.
+// exceeds ml-100k's 944 users); here it is a ConfigError naming the key and the largest value
+// the dataset allows, before anything trains.
 //
 // Shapes: full_sort_predict [B, n_items], predict [B], float32 on the device.
 // Cost: per batch one whole-graph propagation (M sparse products forward and back on the
@@ -39,7 +40,7 @@ class NCL : public CachedFactorModel {
 
   // k-means on the current tables (the E-step).
   void e_step();
-  // The clusters in use after e_step: k per table (after clamping).
+  // The clusters per table (num_clusters).
   int64_t user_clusters() const { return user_k_; }
   int64_t item_clusters() const { return item_k_; }
   // The E-step's normalised centroids [k, d] and each row's cluster [rows] (undefined before).

@@ -350,14 +350,19 @@ TEST_CASE("NCL's loss: BPR + EmbLoss + structural InfoNCE, the prototype term af
         Approx((bpr + ssl + proto).item<double>()).epsilon(1e-4));
 }
 
-TEST_CASE("NCL clamps num_clusters to each table's rows; bad keys are ConfigErrors",
-          "[models][graph][ncl]") {
-  TinyData d;
-  ModelHarness h(model_config("NCL", {{"num_clusters", "35"}}), d);
+TEST_CASE(
+    "NCL refuses more clusters than a table has rows, naming the key; bad keys are "
+    "ConfigErrors",
+    "[models][graph][ncl]") {
+  TinyData d;  // 40 user ids, 30 item ids
+  ModelHarness too_many(model_config("NCL", {{"num_clusters", "35"}}), d);
+  REQUIRE_THROWS_WITH(too_many.create(), Catch::Contains("NCL key num_clusters") &&
+                                             Catch::Contains("expected num_clusters <= 30"));
+  ModelHarness h(model_config("NCL", {{"num_clusters", "30"}}), d);
   auto m = h.create();
   auto* ncl = dynamic_cast<recbole::models::NCL*>(m.get());
-  CHECK(ncl->user_clusters() == 35);
-  CHECK(ncl->item_clusters() == 30);  // 30 item rows
+  CHECK(ncl->user_clusters() == 30);
+  CHECK(ncl->item_clusters() == 30);
   m->on_epoch_start(0);
   CHECK(ncl->item_centroids().size(0) == 30);
   require_config_error("NCL", "num_clusters", "0");
