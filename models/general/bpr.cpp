@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "models/general/bpr_fused.h"
+#include "models/layers/init.h"
 #include "recbole/config/config.h"
 #include "recbole/pipeline/pair_source.h"
 #include "recbole/utils/logging.h"
@@ -13,12 +14,12 @@ BPR::BPR(const ModelContext& ctx) : Model("BPR", ctx) {
   const int64_t d = ctx.config.get_int("embedding_size");
   // Initialised on the CPU from the seeded CPU generator, so a seed gives the same weights on
   // every device; then moved once by the device manager.
-  torch::Tensor u = torch::empty({ctx.n_users, d});
-  torch::Tensor i = torch::empty({ctx.n_items, d});
-  torch::nn::init::xavier_normal_(u);
-  torch::nn::init::xavier_normal_(i);
-  user_embedding_ = register_parameter("user_embedding", ctx.device.place(u));
-  item_embedding_ = register_parameter("item_embedding", ctx.device.place(i));
+  user_embedding_ = register_parameter(
+      "user_embedding",
+      ctx.device.place(layers::new_table(ctx.n_users, d, layers::Init::kXavierNormal)));
+  item_embedding_ = register_parameter(
+      "item_embedding",
+      ctx.device.place(layers::new_table(ctx.n_items, d, layers::Init::kXavierNormal)));
 }
 
 torch::Tensor BPR::calculate_loss(const data::Batch& batch) {

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/init.h"
 #include "models/layers/losses.h"
 #include "recbole/config/config.h"
 
@@ -15,12 +16,12 @@ LightGCN::LightGCN(const ModelContext& ctx)
       reg_weight_(ctx.config.get_double("reg_weight")),
       require_pow_(ctx.config.get_bool("require_pow")) {
   const int64_t d = ctx.config.get_int("embedding_size");
-  torch::Tensor u = torch::empty({ctx.n_users, d});
-  torch::Tensor i = torch::empty({ctx.n_items, d});
-  torch::nn::init::xavier_uniform_(u);
-  torch::nn::init::xavier_uniform_(i);
-  user_embedding_ = register_parameter("user_embedding", ctx.device.place(u));
-  item_embedding_ = register_parameter("item_embedding", ctx.device.place(i));
+  user_embedding_ = register_parameter(
+      "user_embedding",
+      ctx.device.place(layers::new_table(ctx.n_users, d, layers::Init::kXavierUniform)));
+  item_embedding_ = register_parameter(
+      "item_embedding",
+      ctx.device.place(layers::new_table(ctx.n_items, d, layers::Init::kXavierUniform)));
 }
 
 std::pair<torch::Tensor, torch::Tensor> LightGCN::propagate() const {

@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/init.h"
 #include "models/layers/kmeans.h"
 #include "models/layers/losses.h"
 #include "recbole/config/config.h"
@@ -56,12 +57,12 @@ NCL::NCL(const ModelContext& ctx)
       proto_reg_(ctx.config.get_double("proto_reg")),
       seed_(static_cast<uint64_t>(ctx.config.get_int("seed"))) {
   const int64_t d = ctx.config.get_int("embedding_size");
-  torch::Tensor u = torch::empty({ctx.n_users, d});
-  torch::Tensor i = torch::empty({ctx.n_items, d});
-  torch::nn::init::xavier_uniform_(u);
-  torch::nn::init::xavier_uniform_(i);
-  user_embedding_ = register_parameter("user_embedding", ctx.device.place(u));
-  item_embedding_ = register_parameter("item_embedding", ctx.device.place(i));
+  user_embedding_ = register_parameter(
+      "user_embedding",
+      ctx.device.place(layers::new_table(ctx.n_users, d, layers::Init::kXavierUniform)));
+  item_embedding_ = register_parameter(
+      "item_embedding",
+      ctx.device.place(layers::new_table(ctx.n_items, d, layers::Init::kXavierUniform)));
 }
 
 void NCL::on_epoch_start(int64_t epoch) {

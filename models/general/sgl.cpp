@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
 #include "recbole/config/config.h"
@@ -60,12 +61,12 @@ SGL::SGL(const ModelContext& ctx)
                          ctx.n_users, ctx.n_items, pair_users_, pair_items_, /*weighted=*/true)),
                      /*symmetric=*/true, ctx.device);
   const int64_t d = ctx.config.get_int("embedding_size");
-  torch::Tensor u = torch::empty({ctx.n_users, d});
-  torch::Tensor i = torch::empty({ctx.n_items, d});
-  torch::nn::init::xavier_uniform_(u);
-  torch::nn::init::xavier_uniform_(i);
-  user_embedding_ = register_parameter("user_embedding", ctx.device.place(u));
-  item_embedding_ = register_parameter("item_embedding", ctx.device.place(i));
+  user_embedding_ = register_parameter(
+      "user_embedding",
+      ctx.device.place(layers::new_table(ctx.n_users, d, layers::Init::kXavierUniform)));
+  item_embedding_ = register_parameter(
+      "item_embedding",
+      ctx.device.place(layers::new_table(ctx.n_items, d, layers::Init::kXavierUniform)));
 }
 
 std::vector<layers::SparseMatrix> SGL::view_graphs(int64_t epoch, int view) const {

@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/init.h"
 #include "models/layers/losses.h"
 #include "recbole/config/config.h"
 
@@ -32,12 +33,12 @@ SpectralCF::SpectralCF(const ModelContext& ctx)
       operator_(random_walk_operator(ctx.train), /*symmetric=*/false, ctx.device),
       reg_weight_(ctx.config.get_double("reg_weight")) {
   const int64_t d = ctx.config.get_int("embedding_size");
-  torch::Tensor u = torch::empty({ctx.n_users, d});
-  torch::Tensor i = torch::empty({ctx.n_items, d});
-  torch::nn::init::xavier_uniform_(u);
-  torch::nn::init::xavier_uniform_(i);
-  user_embedding_ = register_parameter("user_embedding", ctx.device.place(u));
-  item_embedding_ = register_parameter("item_embedding", ctx.device.place(i));
+  user_embedding_ = register_parameter(
+      "user_embedding",
+      ctx.device.place(layers::new_table(ctx.n_users, d, layers::Init::kXavierUniform)));
+  item_embedding_ = register_parameter(
+      "item_embedding",
+      ctx.device.place(layers::new_table(ctx.n_items, d, layers::Init::kXavierUniform)));
   const int64_t n_layers = ctx.config.get_int("n_layers");
   for (int64_t k = 0; k < n_layers; ++k)
     filters_.push_back(register_parameter("filter_" + std::to_string(k),

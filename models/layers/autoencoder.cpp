@@ -40,10 +40,4 @@ double KlAnneal::next() {
   return std::min(cap_, static_cast<double>(count_) / static_cast<double>(total_steps_));
 }
 
-torch::Tensor xavier_normal(torch::IntArrayRef shape) {
-  torch::Tensor t = torch::empty(shape);
-  torch::nn::init::xavier_normal_(t);
-  return t;
-}
-
 }  // namespace recbole::models::layers

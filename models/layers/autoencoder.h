@@ -45,8 +45,4 @@ class KlAnneal {
   int64_t count_ = 0;
 };
 
-// A new [rows, cols] CPU tensor, xavier-normal (an embedding table as RecBole initialises it,
-// drawn from the seeded global generator).
-torch::Tensor xavier_normal(torch::IntArrayRef shape);
-
 }  // namespace recbole::models::layers

@@ -43,6 +43,13 @@ void initialize(torch::nn::Module& module, Init init) {
   }
 }
 
+torch::Tensor new_table(int64_t rows, int64_t cols, Init init) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor t = torch::empty({rows, cols});
+  init_tensor(t, init);
+  return t;
+}
+
 void normal_linears(torch::nn::Module& module, double std) {
   torch::NoGradGuard no_grad;
   for (auto& m : module.modules(/*include_self=*/true))

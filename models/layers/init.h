@@ -12,6 +12,10 @@ enum class Init { kXavierNormal, kXavierUniform, kNormal001 };  // N(0, 0.01²) 
 
 void initialize(torch::nn::Module& module, Init init);
 
+// A new [rows, cols] CPU table initialised as `init` (an embedding table as RecBole initialises
+// it), drawn from the seeded global generator; the model places it on its device.
+torch::Tensor new_table(int64_t rows, int64_t cols, Init init);
+
 // Every Linear under `module`: weight N(0, std²), bias 0 (DMF, NeuMF's output layer options).
 void normal_linears(torch::nn::Module& module, double std);
 
