@@ -24,23 +24,31 @@ bool ends_with(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The module and its descendants in pre-order (Module::modules(include_self = true) needs the
+// module to be held by a shared_ptr already, which a model under construction is not).
+template <typename F>
+void for_each_module(torch::nn::Module& module, F&& f) {
+  f(module);
+  for (auto& m : module.modules(/*include_self=*/false)) f(*m);
+}
+
 }  // namespace
 
 void initialize(torch::nn::Module& module, Init init) {
   torch::NoGradGuard no_grad;
-  for (auto& m : module.modules(/*include_self=*/true)) {
-    if (auto* linear = m->as<torch::nn::Linear>()) {
+  for_each_module(module, [&](torch::nn::Module& m) {
+    if (auto* linear = m.as<torch::nn::Linear>()) {
       init_tensor(linear->weight, init);
       if (linear->bias.defined()) linear->bias.zero_();
-      continue;
+      return;
     }
-    if (auto* table = m->as<torch::nn::Embedding>()) {
+    if (auto* table = m.as<torch::nn::Embedding>()) {
       init_tensor(table->weight, init);
-      continue;
+      return;
     }
-    for (auto& p : m->named_parameters(/*recurse=*/false))
+    for (auto& p : m.named_parameters(/*recurse=*/false))
       if (p.value().dim() == 2 && ends_with(p.key(), "embedding")) init_tensor(p.value(), init);
-  }
+  });
 }
 
 torch::Tensor new_table(int64_t rows, int64_t cols, Init init) {
@@ -52,11 +60,12 @@ torch::Tensor new_table(int64_t rows, int64_t cols, Init init) {
 
 void normal_linears(torch::nn::Module& module, double std) {
   torch::NoGradGuard no_grad;
-  for (auto& m : module.modules(/*include_self=*/true))
-    if (auto* linear = m->as<torch::nn::Linear>()) {
+  for_each_module(module, [&](torch::nn::Module& m) {
+    if (auto* linear = m.as<torch::nn::Linear>()) {
       torch::nn::init::normal_(linear->weight, 0.0, std);
       if (linear->bias.defined()) linear->bias.zero_();
     }
+  });
 }
 
 }  // namespace recbole::models::layers

@@ -10,6 +10,7 @@ namespace recbole::models::layers {
 
 enum class Init { kXavierNormal, kXavierUniform, kNormal001 };  // N(0, 0.01²) for the last
 
+// `module` and its descendants, in pre-order; callable from a model's constructor.
 void initialize(torch::nn::Module& module, Init init);
 
 // A new [rows, cols] CPU table initialised as `init` (an embedding table as RecBole initialises

@@ -10,6 +10,7 @@
 
 #include "models/layers/graph.h"
 #include "models/layers/history.h"
+#include "models/layers/init.h"
 #include "models/layers/losses.h"
 #include "recbole/utils/thread_pool.h"
 
@@ -150,4 +151,26 @@ TEST_CASE("padded histories are left-aligned, truncated to a random subset", "[m
   CHECK(t.contains(4, 1));
   CHECK(t.contains(5, 2));
   CHECK(t.nnz() == 5);
+}
+
+namespace {
+
+// A module that initialises itself in its constructor, before any shared_ptr holds it.
+struct SelfInitialised : torch::nn::Module {
+  torch::nn::Linear linear{nullptr};
+  torch::Tensor user_embedding;
+  SelfInitialised() {
+    linear = register_module("linear", torch::nn::Linear(4, 3));
+    user_embedding = register_parameter("user_embedding", torch::zeros({5, 4}));
+    layers::initialize(*this, layers::Init::kXavierNormal);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("initialize works from a module's own constructor", "[models][layers]") {
+  SelfInitialised m;
+  CHECK(m.linear->bias.abs().sum().item<float>() == 0);
+  CHECK(m.user_embedding.abs().sum().item<float>() > 0);  // the table was drawn
+  CHECK(m.linear->weight.std().item<float>() > 0);
 }
