@@ -74,8 +74,13 @@ class TrainStep {
 class FastEpoch {
  public:
   virtual ~FastEpoch() = default;
-  // Trains one epoch of the source (already started); returns the summed batch loss.
-  virtual double train_epoch() = 0;
+  // Trains the rest of the source's epoch (started, possibly part-way through: a resumed run),
+  // adding each batch's loss to loss_sum. after_batch() runs after every batch; when it returns
+  // true the run is being stopped, and the epoch returns at once, between two batches.
+  virtual void train_epoch(double& loss_sum, const std::function<bool()>& after_batch) = 0;
+  // The path's own training state (optimizer moments, step count), for resume checkpoints.
+  virtual void save(torch::serialize::OutputArchive& archive) const { (void)archive; }
+  virtual void load(torch::serialize::InputArchive& archive) { (void)archive; }
   // One line for the log: what runs instead of the generic path.
   virtual std::string describe() const = 0;
 };
@@ -147,6 +152,18 @@ class Model : public torch::nn::Module {
     (void)env;
     return nullptr;
   }
+
+  // ---- Resume (a run stopped part-way through an epoch continues exactly) ----
+  // What training changes besides parameters and buffers: counters (KL annealing), what
+  // on_epoch_start / on_pass_start prepared (clusters, augmented graphs, the phase). A resumed
+  // run does not call those hooks again for the epoch and pass it continues in: it loads this.
+  // Default: nothing (a model whose hooks only set what they recompute from (seed, epoch) at
+  // each call still needs to save it here). The model contract test stops and resumes every
+  // model mid-epoch and compares with an uninterrupted run.
+  virtual void save_training_state(torch::serialize::OutputArchive& archive) const {
+    (void)archive;
+  }
+  virtual void load_training_state(torch::serialize::InputArchive& archive) { (void)archive; }
 
   // Number of trainable scalars (RecBole's "Trainable parameters").
   int64_t trainable_parameter_count() const;

@@ -25,7 +25,9 @@
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/memory.h"
+#include "recbole/utils/stop_signal.h"
 #include "trainer/gradient_exchange.h"
+#include "trainer/resume_checkpoint.h"
 #include "trainer/trainer.h"
 
 namespace recbole {
@@ -147,6 +149,31 @@ void check_parameters_identical(const models::Model& model, Dist& dist) {
   log::info("parameters identical on all " + std::to_string(dist.world_size()) + " ranks");
 }
 
+double peak_rss_mb() { return static_cast<double>(memory::peak_rss_bytes()) / (1024.0 * 1024.0); }
+
+// The result of a run a stop request ended: no test; the result file says interrupted and where
+// to continue from, and so does the log's last line.
+RunResult stopped_result(const config::Config& config, Dist& dist, const trainer::FitResult& fit,
+                         RunResult result, Clock::time_point t_start) {
+  result.stop_signal = fit.stop_signal;
+  result.resume_path = fit.resume_path;
+  result.timing.train_s_per_epoch = mean(fit.train_seconds);
+  result.timing.eval_s_per_epoch = mean(fit.eval_seconds);
+  result.timing.total_s = seconds_since(t_start);
+  result.peak_rss_mb = peak_rss_mb();
+  if (dist.is_main() && !config.is_null("result_file"))
+    write_file_atomically(config.get_string("result_file"), result.to_json().dump(2) + "\n");
+  if (fit.resume_path.empty())
+    log::info(std::string("stopped by ") + signal_name(fit.stop_signal) +
+              ": nothing to resume; rerun the command");
+  else
+    log::info(std::string("stopped by ") + signal_name(fit.stop_signal) + " after " +
+              std::to_string(fit.epochs_run) +
+              " epoch(s); resume with --resume=" + fit.resume_path);
+  log::set_file("");
+  return result;
+}
+
 }  // namespace
 
 nlohmann::json RunResult::to_json() const {
@@ -158,6 +185,13 @@ nlohmann::json RunResult::to_json() const {
   j["best_valid_result"] = metrics_json(best_valid_result);
   j["test_result"] = metrics_json(test_result);
   j["epochs_run"] = epochs_run;
+  j["best_epoch"] = best_epoch;
+  j["history"] = history;
+  j["interrupted"] = interrupted();
+  if (interrupted()) {
+    j["stop_signal"] = signal_name(stop_signal);
+    j["resume_checkpoint"] = resume_path;
+  }
   j["timing"] = {{"data_s", timing.data_s},
                  {"train_s_per_epoch", timing.train_s_per_epoch},
                  {"eval_s_per_epoch", timing.eval_s_per_epoch},
@@ -204,6 +238,15 @@ RunResult run(const config::Config& config) {
 
   // An unknown model name fails before any data is read or downloaded.
   const models::ModelDescriptor& descriptor = models::find_model(config.model());
+  // So does a resume checkpoint that does not match this run.
+  const std::string resume = trainer::resolve_resume(config);
+  if (!resume.empty()) {
+    if (descriptor.input == models::InputType::kFitOnce)
+      throw ConfigError(config.source("resume") + ": resume: " + config.model() +
+                        " is fitted once and has nothing to resume; remove the key");
+    trainer::check_resume_compatible(trainer::read_resume_header(resume), config, dist.world_size(),
+                                     resume);
+  }
 
   // Data: the local main rank fetches files; every rank builds the same dataset and split.
   auto t0 = Clock::now();
@@ -254,23 +297,33 @@ RunResult run(const config::Config& config) {
                                  task->n_items(), task->item_train_count());
   trainer::Trainer trainer(config, *model, device, dist, source.get(), evaluator,
                            {task->valid(), task->test()});
+  if (!resume.empty()) trainer.resume(resume);
   trainer::FitResult fit = trainer.fit();
   trainer::log_gradient_exchange_stats(dist, fit.epochs_run);
-  auto t_test = Clock::now();
-  result.test_result = trainer.test(/*load_best=*/true);
-  const double test_s = seconds_since(t_test);
-  check_parameters_identical(*model, dist);
-
   result.model = config.model();
   result.dataset = config.dataset();
   result.best_valid_score = fit.best_valid_score;
   result.valid_score_bigger = config.get_bool("valid_metric_bigger");
   result.best_valid_result = fit.best_valid_result;
   result.epochs_run = fit.epochs_run;
+  result.best_epoch = fit.best_epoch;
+  for (const trainer::EpochRecord& r : fit.history)
+    result.history.push_back(
+        {{"epoch", r.epoch},
+         {"train_loss", r.train_loss},
+         {"train_s", r.train_s},
+         {"valid_score", r.valid_score ? nlohmann::json(*r.valid_score) : nlohmann::json()},
+         {"eval_s", r.eval_s}});
+  if (fit.stop_signal) return stopped_result(config, dist, fit, std::move(result), t_start);
+  auto t_test = Clock::now();
+  result.test_result = trainer.test(/*load_best=*/true);
+  const double test_s = seconds_since(t_test);
+  check_parameters_identical(*model, dist);
+
   result.timing.train_s_per_epoch = mean(fit.train_seconds);
   result.timing.eval_s_per_epoch = fit.eval_seconds.empty() ? test_s : mean(fit.eval_seconds);
   result.timing.total_s = seconds_since(t_start);
-  result.peak_rss_mb = static_cast<double>(memory::peak_rss_bytes()) / (1024.0 * 1024.0);
+  result.peak_rss_mb = peak_rss_mb();
   const int places = static_cast<int>(config.get_int("metric_decimal_place"));
   log::info("best valid : " + evaluator::format_metrics(result.best_valid_result, places));
   log::info("test result: " + evaluator::format_metrics(result.test_result, places));

@@ -33,11 +33,21 @@ struct RunResult {
   std::vector<std::pair<std::string, double>> best_valid_result;
   std::vector<std::pair<std::string, double>> test_result;
   int64_t epochs_run = 0;
+  int64_t best_epoch = -1;
   RunTiming timing;
   double peak_rss_mb = 0;
+  // Per epoch: {"epoch","train_loss","train_s","valid_score","eval_s"} (valid_score null when
+  // the epoch was not validated).
+  nlohmann::json history = nlohmann::json::array();
+  // A run stopped by a signal (recbole/utils/stop_signal.h): the signal, and the resume
+  // checkpoint to continue from with --resume=PATH. No test was run.
+  int stop_signal = 0;
+  std::string resume_path;
+  bool interrupted() const { return stop_signal != 0; }
 
   // {"model","dataset","best_valid_score","best_valid_result":{...},"test_result":{...},
-  //  "epochs_run","timing":{...},"peak_rss_mb"}
+  //  "epochs_run","best_epoch","history":[...],"timing":{...},"peak_rss_mb","interrupted"}
+  // and, when interrupted, "stop_signal" and "resume_checkpoint".
   nlohmann::json to_json() const;
 };
 
@@ -47,7 +57,9 @@ RunResult run_recbole(const std::string& model, const std::string& dataset,
                       const std::vector<std::pair<std::string, std::string>>& overrides = {});
 
 // Runs an experiment from a built config. Rank and world size come from the launcher (see
-// detect_dist_settings); a single process never creates a process group.
+// detect_dist_settings); a single process never creates a process group. A stop request
+// (stop_signal.h) ends training cleanly: the result says interrupted, with the resume
+// checkpoint; the `resume` key continues such a run.
 RunResult run(const config::Config& config);
 
 }  // namespace recbole

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "recbole/quick_start.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/process_exit.h"
+#include "recbole/utils/stop_signal.h"
 
 extern char** environ;
 
@@ -62,8 +64,12 @@ int free_port() {
 // running as orphans.
 pid_t g_ranks[1024];
 volatile sig_atomic_t g_n_ranks = 0;
+volatile sig_atomic_t g_forwarded = 0;  // the first signal forwarded to the ranks
 
+// The ranks run in their own process group (see launch_local_ranks), so each signal reaches
+// them once, from here: a first one stops them cleanly, a second one at once.
 void forward_signal(int sig) {
+  if (!g_forwarded) g_forwarded = sig;
   for (int i = 0; i < g_n_ranks; ++i) ::kill(g_ranks[i], sig);
 }
 
@@ -80,8 +86,13 @@ int launch_local_ranks(int nproc, int world, int offset, int port, int argc, cha
   struct sigaction sa {};
   sa.sa_handler = forward_signal;
   sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGTERM, &sa, nullptr);
-  ::sigaction(SIGINT, &sa, nullptr);
+  for (int sig : {SIGTERM, SIGINT, SIGUSR1, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+  // Ctrl-C signals the terminal's whole foreground group: with the ranks in it, each rank would
+  // get it twice (from the terminal and from here) and take the second as "exit at once".
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   for (int rank = 0; rank < nproc; ++rank) {
     std::vector<std::string> env_strings;
     for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
@@ -89,12 +100,13 @@ int launch_local_ranks(int nproc, int world, int offset, int port, int argc, cha
     env_strings.push_back("RECBOLE_LOCAL_RANK=" + std::to_string(rank));
     env_strings.push_back("RECBOLE_WORLD_SIZE=" + std::to_string(world));
     env_strings.push_back("RECBOLE_LOCAL_WORLD_SIZE=" + std::to_string(nproc));
+    env_strings.push_back("RECBOLE_LAUNCHER_PID=" + std::to_string(::getpid()));
     if (port > 0) env_strings.push_back("RECBOLE_MASTER_PORT=" + std::to_string(port));
     std::vector<char*> envp;
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
     pid_t pid;
-    if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, envp.data()) != 0) {
+    if (posix_spawn(&pid, "/proc/self/exe", nullptr, &attr, argv, envp.data()) != 0) {
       std::cerr << "recbole_run: cannot start rank " << offset + rank << ": "
                 << std::strerror(errno) << "\n";
       for (pid_t p : pids) ::kill(p, SIGTERM);
@@ -124,7 +136,10 @@ int launch_local_ranks(int nproc, int world, int offset, int port, int argc, cha
     int rank = 0;
     for (size_t r = 0; r < pids.size(); ++r)
       if (pids[r] == done) rank = static_cast<int>(r), running[r] = false;
-    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    // A rank that stopped cleanly on the signal forwarded to it did what was asked.
+    const bool stopped = g_forwarded && WIFEXITED(status) &&
+                         WEXITSTATUS(status) == recbole::stop_exit_code(g_forwarded);
+    const bool ok = (WIFEXITED(status) && WEXITSTATUS(status) == 0) || stopped;
     if (!ok && failures++ == 0) {
       std::cerr << "recbole_run: rank " << offset + rank << " failed ("
                 << (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
@@ -135,7 +150,18 @@ int launch_local_ranks(int nproc, int world, int offset, int port, int argc, cha
       kill_at = std::chrono::steady_clock::now() + kStopGrace;
     }
   }
-  return failures ? 1 : 0;
+  posix_spawnattr_destroy(&attr);
+  if (failures) return 1;
+  return g_forwarded ? recbole::stop_exit_code(g_forwarded) : 0;
+}
+
+// A rank started by the launcher stops cleanly when the launcher dies (killed, or its
+// terminal gone) instead of training on as an orphan outside its process group.
+void stop_with_launcher() {
+  const char* launcher = std::getenv("RECBOLE_LAUNCHER_PID");
+  if (!launcher) return;
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != static_cast<pid_t>(std::atol(launcher))) recbole::request_stop(SIGTERM);
 }
 
 // --nproc=N alone starts all the ranks here; with world_size W > N and offset K (RecBole's
@@ -192,8 +218,10 @@ int main(int argc, char** argv) {
       recbole::exit_process(
           launch_local_ranks(static_cast<int>(nproc), l.world, l.offset, l.port, argc, argv));
     }
-    recbole::run(config);
-    recbole::exit_process(0);
+    recbole::install_stop_handlers();
+    stop_with_launcher();
+    const recbole::RunResult result = recbole::run(config);
+    recbole::exit_process(result.interrupted() ? recbole::stop_exit_code(result.stop_signal) : 0);
   } catch (const recbole::Error& e) {
     std::cerr << "recbole_run: error: " << e.what() << "\n";
   } catch (const std::exception& e) {

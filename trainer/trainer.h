@@ -13,6 +13,13 @@
 // checkpoint, test — no epochs and no optimizer. Distributed: parameters broadcast from rank 0
 // at the start, gradients averaged over ranks by a bucketed all-reduce; every rank takes the
 // same path.
+//
+// Stopping and resuming (trainer/resume_checkpoint.h): after every batch the trainer looks for a
+// stop request (recbole/utils/stop_signal.h; with several ranks they agree through one small
+// collective, so every rank stops after the same batch). On one it writes a resume checkpoint
+// and the best model, and fit() returns with stop_signal set. A resume checkpoint is also
+// written after every epoch, in the background. resume() before fit() continues such a run:
+// with the same seed it ends bit for bit where the uninterrupted run would have.
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -23,10 +30,21 @@
 #include "recbole/evaluator/evaluator.h"
 #include "recbole/pipeline/training_source.h"
 #include "recbole/utils/error.h"
+#include "trainer/checkpoint_writer.h"
+#include "trainer/resume_checkpoint.h"
 
 namespace recbole::trainer {
 
 using evaluator::MetricValues;
+
+// One epoch of a run, for the result's history.
+struct EpochRecord {
+  int64_t epoch = 0;
+  double train_loss = 0;
+  double train_s = 0;
+  std::optional<double> valid_score;  // when the epoch was validated
+  double eval_s = 0;
+};
 
 struct FitResult {
   std::optional<double> best_valid_score;
@@ -36,6 +54,9 @@ struct FitResult {
   std::vector<double> train_seconds;  // per epoch
   std::vector<double> eval_seconds;   // per validation
   std::string checkpoint_path;        // empty when nothing was saved
+  std::vector<EpochRecord> history;   // every epoch trained, a resumed run's earlier ones too
+  int stop_signal = 0;                // the signal that stopped the run; 0: it ran to its end
+  std::string resume_path;            // the resume checkpoint to continue from (when stopped)
 };
 
 // The evaluation sources of one run (they must outlive the trainer).
@@ -53,6 +74,10 @@ class Trainer {
   ~Trainer();
 
   FitResult fit();
+  // Continues the run of a resume checkpoint (call before fit()): parameters, optimizer and
+  // generator states, the best model so far, early stopping, history and position; the run's
+  // files keep their names. Throws Error for a file that cannot be read or does not fit.
+  void resume(const std::string& path);
   // Test metrics; with load_best the checkpoint written by fit() is loaded first.
   MetricValues test(bool load_best = true);
   MetricValues validate();
@@ -66,13 +91,25 @@ class Trainer {
 
  private:
   class Step;
-  double train_epoch(int64_t epoch);  // returns the summed batch loss (RecBole's report)
-  // The best model of fit() is kept in memory (copies of its parameters and buffers) at each
-  // improvement, and written to checkpoint_path_ when kBestWriteInterval has passed since the
-  // last write, at the end of fit(), and when fit() throws. A write costs ~2.5 ms (an archive
-  // and a rename): one per improvement was ~80 ms of a 1.8 s ml-100k run.
+  FitResult fit_once();
+  // Trains the rest of epoch point_.epoch; the agreed stop signal when a stop request ended it
+  // part-way, else 0.
+  int train_epoch(int64_t epoch);
+  // The signal of a stop request, agreed by every rank (0: go on). A collective when distributed.
+  int agreed_stop();
+  FitResult stop_run(int signal);
+  // At each improvement the best model is kept in memory (copies of its parameters and
+  // buffers, for resume checkpoints) and its checkpoint handed to the background writer, as
+  // RecBole writes it at every improvement but without waiting for the disk — unless writes
+  // would take over 1/kWriteShare of the time: then it is written at a later improvement, at
+  // the end, on a stop or an error.
   void keep_best();
+  // Writes best_state_ (not the live model) to the best checkpoint when not written yet.
   void write_best();
+  // A snapshot of everything a resume checkpoint holds (rank 0), for the background writer.
+  std::shared_ptr<torch::serialize::OutputArchive> resume_archive();
+  // Writes the resume checkpoint of point_ (background; wait: also waits for the disk).
+  std::string write_resume(bool wait);
   void sync_initial_parameters();
 
   const config::Config& config_;
@@ -84,10 +121,22 @@ class Trainer {
   EvaluationSplits splits_;
   std::unique_ptr<Step> step_;               // the batch loop's optimizers
   std::unique_ptr<models::FastEpoch> fast_;  // set when the model's fast epoch applies
-  std::string checkpoint_path_;
-  std::vector<torch::Tensor> best_state_;  // see keep_best()
+  std::string checkpoint_path_;              // the best model: run_ + ".pth"
+  std::string run_;                          // checkpoint_dir/<Model>-<time>-<pid>
+  std::string config_snapshot_;              // the effective config, for resume checkpoints
+  std::vector<torch::Tensor> best_state_;    // see keep_best()
+  std::unique_ptr<CheckpointWriter> writer_;
+  // Where the run stands, and what a resume checkpoint carries besides tensors.
+  ResumePoint point_;
+  double epoch_loss_ = 0;     // loss summed over the batches done of point_.epoch
+  double epoch_seconds_ = 0;  // training time spent in point_.epoch
+  std::optional<double> best_score_;
+  int64_t cur_step_ = 0;  // validations without improvement
+  FitResult result_;
   bool best_unwritten_ = false;
-  std::chrono::steady_clock::time_point last_best_write_{};
+  std::chrono::steady_clock::time_point last_best_write_{}, last_resume_write_{};
+  int64_t resume_writes_ = 0;
+  double resume_snapshot_s_ = 0;  // on the training thread
 };
 
 // The error for a NaN training loss (both training paths raise it).

@@ -5,7 +5,7 @@
 #include "models/general/bpr_fused.h"
 #include "models/layers/init.h"
 #include "recbole/config/config.h"
-#include "recbole/pipeline/pair_source.h"
+#include "recbole/pipeline/training_source.h"
 #include "recbole/utils/logging.h"
 
 namespace recbole::models {
@@ -47,7 +47,11 @@ class FusedEpoch : public FastEpoch {
   FusedEpoch(BPR& model, FusedBprTrainer::Update update, double lr, double wd,
              data::TrainBatcher& batcher, int threads)
       : trainer_(model, update, lr, wd), batcher_(batcher), threads_(threads), decay_(wd > 0) {}
-  double train_epoch() override { return trainer_.train_epoch(batcher_); }
+  void train_epoch(double& loss_sum, const std::function<bool()>& after_batch) override {
+    trainer_.train_epoch(batcher_, loss_sum, after_batch);
+  }
+  void save(torch::serialize::OutputArchive& archive) const override { trainer_.save(archive); }
+  void load(torch::serialize::InputArchive& archive) override { trainer_.load(archive); }
   std::string describe() const override {
     using Update = FusedBprTrainer::Update;
     const Update u = trainer_.update();
@@ -70,9 +74,8 @@ class FusedEpoch : public FastEpoch {
 }  // namespace
 
 std::unique_ptr<FastEpoch> BPR::fast_epoch(const TrainingEnv& env) {
-  auto* pairs = dynamic_cast<pipeline::PairSource*>(&env.source);
-  if (!pairs || !pairs->samples_negatives() ||
-      !fused_bpr_applicable(env.config, *this, env.device, env.world_size))
+  data::TrainBatcher* batcher = env.source.sampled_pair_batcher();
+  if (!batcher || !fused_bpr_applicable(env.config, *this, env.device, env.world_size))
     return nullptr;
   using Update = FusedBprTrainer::Update;
   const Update update = *FusedBprTrainer::update_for(env.config.get_string("learner"));
@@ -80,7 +83,7 @@ std::unique_ptr<FastEpoch> BPR::fast_epoch(const TrainingEnv& env) {
   if (update == Update::kLazyAdam && wd > 0)
     log::warning("learner sparse_adam ignores weight_decay, as in RecBole");
   auto fused = std::make_unique<FusedEpoch>(*this, update, env.config.get_double("learning_rate"),
-                                            wd, pairs->batcher(), env.device.cpu_threads());
+                                            wd, *batcher, env.device.cpu_threads());
   const int64_t rows = n_users() + n_items();
   if (update == Update::kDenseAdam && rows > 20 * env.config.get_int("train_batch_size"))
     log::info("learner adam updates all " + std::to_string(rows) +

@@ -11,6 +11,7 @@
 
 #include "recbole/config/config.h"
 #include "recbole/config/learners.h"
+#include "recbole/utils/error.h"
 #include "recbole/utils/huge_pages.h"
 #include "recbole/utils/simd.h"
 #include "recbole/utils/text.h"
@@ -512,7 +513,8 @@ FusedBprTrainer::FusedBprTrainer(BPR& model, Update update, double learning_rate
   stash_ = table_bytes > stash_above_bytes;
 }
 
-double FusedBprTrainer::train_epoch(data::TrainBatcher& batcher) {
+void FusedBprTrainer::train_epoch(data::TrainBatcher& batcher, double& loss_sum,
+                                  const std::function<bool()>& after_batch) {
   torch::NoGradGuard no_grad;
   // The model's tensors may have been replaced (a checkpoint load): take the pointers now.
   users_.param = model_.user_embedding().data_ptr<float>();
@@ -522,7 +524,6 @@ double FusedBprTrainer::train_epoch(data::TrainBatcher& batcher) {
   const int64_t d = dim_;
   const int workers = ThreadPool::instance().threads();
   scratch_.resize(static_cast<size_t>(workers));
-  double total = 0;
   data::PairBatch pb;
   std::vector<double> chunk_loss;
   while (batcher.next_positives(pb)) {
@@ -547,7 +548,7 @@ double FusedBprTrainer::train_epoch(data::TrainBatcher& batcher) {
     });
     double batch_loss = 0;
     for (double l : chunk_loss) batch_loss += l;  // in chunk order: thread-count independent
-    total += batch_loss / static_cast<double>(b);
+    loss_sum += batch_loss / static_cast<double>(b);
 
     // B: each worker's rows: gradients, then the optimizer step. The same rows on the same
     // core every batch, so their moments stay in its cache where they fit. Gathering from the
@@ -565,8 +566,48 @@ double FusedBprTrainer::train_epoch(data::TrainBatcher& batcher) {
           update_owned_rows(w, workers);
       });
     }
+    if (after_batch()) return;
   }
-  return total;
+}
+
+namespace {
+
+torch::Tensor vector_tensor(const std::vector<float>& v) {
+  return torch::from_blob(const_cast<float*>(v.data()), {static_cast<int64_t>(v.size())},
+                          torch::kFloat32)
+      .clone();
+}
+
+void read_vector(torch::serialize::InputArchive& archive, const std::string& key,
+                 std::vector<float>& v) {
+  torch::Tensor t;
+  archive.read(key, t);
+  if (t.numel() != static_cast<int64_t>(v.size()))
+    throw Error("resume checkpoint: fused BPR state \"" + key + "\" holds " +
+                std::to_string(t.numel()) + " values, expected " + std::to_string(v.size()));
+  std::copy_n(t.contiguous().data_ptr<float>(), v.size(), v.data());
+}
+
+}  // namespace
+
+void FusedBprTrainer::save(torch::serialize::OutputArchive& archive) const {
+  archive.write("step", torch::tensor({step_}, torch::kInt64));
+  if (update_ == Update::kSgd) return;
+  archive.write("user_m", vector_tensor(users_.m));
+  archive.write("user_v", vector_tensor(users_.v));
+  archive.write("item_m", vector_tensor(items_.m));
+  archive.write("item_v", vector_tensor(items_.v));
+}
+
+void FusedBprTrainer::load(torch::serialize::InputArchive& archive) {
+  torch::Tensor step;
+  archive.read("step", step);
+  step_ = step.item<int64_t>();
+  if (update_ == Update::kSgd) return;
+  read_vector(archive, "user_m", users_.m);
+  read_vector(archive, "user_v", users_.v);
+  read_vector(archive, "item_m", items_.m);
+  read_vector(archive, "item_v", items_.v);
 }
 
 void FusedBprTrainer::gather_owned_rows(int worker, int workers, int64_t b,

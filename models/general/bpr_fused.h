@@ -36,6 +36,7 @@
 // sampled negatives); otherwise the trainer's generic batch loop runs. The parameters are the
 // model's own tensors, updated in place, so checkpoints and evaluation see them as usual.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,8 +68,14 @@ class FusedBprTrainer {
   // stash_above_bytes: kStashAboveBytes unless a test forces one way of gathering.
   FusedBprTrainer(BPR& model, Update update, double learning_rate, double weight_decay,
                   double stash_above_bytes = kStashAboveBytes);
-  // One epoch over `batcher` (already started); returns the summed batch loss.
-  double train_epoch(data::TrainBatcher& batcher);
+  // The rest of the epoch of `batcher` (started, possibly part-way through), adding each
+  // batch's loss to loss_sum; after_batch() runs after every batch, and true stops the epoch
+  // there (see FastEpoch::train_epoch).
+  void train_epoch(data::TrainBatcher& batcher, double& loss_sum,
+                   const std::function<bool()>& after_batch);
+  // The optimizer's state (step count, Adam moments), for resume checkpoints.
+  void save(torch::serialize::OutputArchive& archive) const;
+  void load(torch::serialize::InputArchive& archive);
   Update update() const { return update_; }
   // The optimizer step for a `learner` value (any case); none when the fused path does not
   // implement that learner. The one list of the learners this path supports.

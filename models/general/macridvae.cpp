@@ -3,6 +3,7 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
+#include "models/layers/training_state.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -84,6 +85,14 @@ torch::Tensor MacridVAE::calculate_loss(const data::Batch& batch) {
 
 torch::Tensor MacridVAE::full_sort_predict(const data::Batch& batch) {
   return forward(layers::user_rows(batch, train_, device_manager())).logits;
+}
+
+void MacridVAE::save_training_state(torch::serialize::OutputArchive& archive) const {
+  layers::write_int(archive, "kl_anneal_count", anneal_.count());
+}
+
+void MacridVAE::load_training_state(torch::serialize::InputArchive& archive) {
+  anneal_.set_count(layers::read_int(archive, "kl_anneal_count"));
 }
 
 RECBOLE_REGISTER_MODEL(MacridVAE) {

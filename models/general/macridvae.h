@@ -41,6 +41,10 @@ class MacridVAE : public Model {
   // The items' concept assignment [n_items, kfac] (sampled in training unless nogb).
   torch::Tensor assignments(const torch::Tensor& items_normed) const;
 
+  // The KL annealing counter.
+  void save_training_state(torch::serialize::OutputArchive& archive) const override;
+  void load_training_state(torch::serialize::InputArchive& archive) override;
+
  private:
   torch::Tensor item_embedding_, k_embedding_;
   layers::MLP encoder_{nullptr};

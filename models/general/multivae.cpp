@@ -6,6 +6,7 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
+#include "models/layers/training_state.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -50,6 +51,14 @@ torch::Tensor MultiVAE::calculate_loss(const data::Batch& batch) {
 
 torch::Tensor MultiVAE::full_sort_predict(const data::Batch& batch) {
   return forward(layers::user_rows(batch, train_, device_manager())).logits;
+}
+
+void MultiVAE::save_training_state(torch::serialize::OutputArchive& archive) const {
+  layers::write_int(archive, "kl_anneal_count", anneal_.count());
+}
+
+void MultiVAE::load_training_state(torch::serialize::InputArchive& archive) {
+  anneal_.set_count(layers::read_int(archive, "kl_anneal_count"));
 }
 
 RECBOLE_REGISTER_MODEL(MultiVAE) {

@@ -32,6 +32,10 @@ class MultiVAE : public Model {
   };
   Output forward(const torch::Tensor& rows);
 
+  // The KL annealing counter.
+  void save_training_state(torch::serialize::OutputArchive& archive) const override;
+  void load_training_state(torch::serialize::InputArchive& archive) override;
+
  private:
   layers::MLP encoder_{nullptr}, decoder_{nullptr};
   int64_t latent_;

@@ -8,6 +8,7 @@
 #include "models/layers/init.h"
 #include "models/layers/kmeans.h"
 #include "models/layers/losses.h"
+#include "models/layers/training_state.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
@@ -140,6 +141,28 @@ torch::Tensor NCL::calculate_loss(const data::Batch& batch) {
 
 std::pair<torch::Tensor, torch::Tensor> NCL::evaluation_factors() {
   return final_embeddings(propagate_layers());
+}
+
+void NCL::save_training_state(torch::serialize::OutputArchive& archive) const {
+  layers::write_int(archive, "epoch", epoch_);
+  const bool clustered = user_centroids_.defined();
+  layers::write_int(archive, "clustered", clustered);
+  if (!clustered) return;
+  // The E-step replaces these tensors and never changes them in place: the background writer
+  // may read them as they are.
+  archive.write("user_centroids", user_centroids_);
+  archive.write("item_centroids", item_centroids_);
+  archive.write("user_cluster", user_cluster_);
+  archive.write("item_cluster", item_cluster_);
+}
+
+void NCL::load_training_state(torch::serialize::InputArchive& archive) {
+  epoch_ = layers::read_int(archive, "epoch");
+  if (!layers::read_int(archive, "clustered")) return;
+  archive.read("user_centroids", user_centroids_);
+  archive.read("item_centroids", item_centroids_);
+  archive.read("user_cluster", user_cluster_);
+  archive.read("item_cluster", item_cluster_);
 }
 
 RECBOLE_REGISTER_MODEL(NCL) {

@@ -49,6 +49,10 @@ class NCL : public CachedFactorModel {
   const torch::Tensor& user_cluster() const { return user_cluster_; }
   const torch::Tensor& item_cluster() const { return item_cluster_; }
 
+  // The epoch and its E-step (centroids and assignments).
+  void save_training_state(torch::serialize::OutputArchive& archive) const override;
+  void load_training_state(torch::serialize::InputArchive& archive) override;
+
  private:
   // E⁰..E^M, each [N, d].
   std::vector<torch::Tensor> propagate_layers() const;

@@ -6,6 +6,7 @@
 #include "models/layers/autoencoder.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
+#include "models/layers/training_state.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -129,6 +130,14 @@ torch::Tensor RecVAE::train_step(const data::Batch& batch, TrainStep& step) {
   optimizer.step();
   // RecBole's RecVAETrainer reports the decoder passes' loss only.
   return encoder_phase_ ? torch::zeros_like(loss) : loss.detach();
+}
+
+void RecVAE::save_training_state(torch::serialize::OutputArchive& archive) const {
+  layers::write_int(archive, "encoder_phase", encoder_phase_);
+}
+
+void RecVAE::load_training_state(torch::serialize::InputArchive& archive) {
+  encoder_phase_ = layers::read_int(archive, "encoder_phase") != 0;
 }
 
 RECBOLE_REGISTER_MODEL(RecVAE) {

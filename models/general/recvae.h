@@ -60,6 +60,10 @@ class RecVAE : public Model {
   // log p(z) per row and dimension: z [B, latent], rows [B, n_items] → [B, latent].
   torch::Tensor log_prior(const torch::Tensor& rows, const torch::Tensor& z);
 
+  // Whether the epoch is in its encoder passes (the prior is a module).
+  void save_training_state(torch::serialize::OutputArchive& archive) const override;
+  void load_training_state(torch::serialize::InputArchive& archive) override;
+
  private:
   bool encoder_phase_ = true;
   RecVaeEncoder encoder_{nullptr}, encoder_old_{nullptr};

@@ -9,6 +9,7 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
+#include "models/layers/training_state.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -166,6 +167,16 @@ torch::Tensor SGL::calculate_loss(const data::Batch& batch) {
 }
 
 std::pair<torch::Tensor, torch::Tensor> SGL::evaluation_factors() { return propagate(main_); }
+
+void SGL::save_training_state(torch::serialize::OutputArchive& archive) const {
+  layers::write_int(archive, "views_epoch", views_epoch_);
+}
+
+void SGL::load_training_state(torch::serialize::InputArchive& archive) {
+  const int64_t epoch = layers::read_int(archive, "views_epoch");
+  views_epoch_ = -1;
+  if (epoch >= 0) build_views(epoch);
+}
 
 RECBOLE_REGISTER_MODEL(SGL) {
   using config::Key;

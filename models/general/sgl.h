@@ -42,6 +42,10 @@ class SGL : public CachedFactorModel {
   // host. Deterministic in (config seed, epoch, view).
   std::vector<layers::SparseMatrix> view_graphs(int64_t epoch, int view) const;
 
+  // The epoch of the augmented views (rebuilt from (seed, epoch) on load).
+  void save_training_state(torch::serialize::OutputArchive& archive) const override;
+  void load_training_state(torch::serialize::InputArchive& archive) override;
+
  private:
   // LightGCN propagation where layer l uses graphs[min(l, size − 1)]: users [n_users, d],
   // items [n_items, d].

@@ -31,13 +31,14 @@ torch::Tensor reparameterize(const torch::Tensor& mu, const torch::Tensor& logva
 torch::Tensor gaussian_kl(const torch::Tensor& mu, const torch::Tensor& logvar);
 
 // RecBole's annealing of the KL weight: the counter advances once per training batch, before
-// use; weight = min(cap, count / total_steps), or cap when total_steps is 0. A plain counter,
-// not checkpointed (as RecBole).
+// use; weight = min(cap, count / total_steps), or cap when total_steps is 0. A plain counter:
+// not in the model's checkpoint (as RecBole), but in a resume checkpoint's training state.
 class KlAnneal {
  public:
   KlAnneal(double cap, int64_t total_steps) : cap_(cap), total_steps_(total_steps) {}
   double next();
   int64_t count() const { return count_; }
+  void set_count(int64_t count) { count_ = count; }
 
  private:
   double cap_;

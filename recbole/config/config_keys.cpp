@@ -78,6 +78,15 @@ std::vector<KeyDecl> make_declarations() {
       Key("data_path", kStr, kGen).help("Folder that holds one folder per dataset"),
       Key("checkpoint_dir", kStr, kGen)
           .help("Folder for model checkpoints (and saved datasets/dataloaders)"),
+      Key("checkpoint_keep", kInt, kGen)
+          .min(0)
+          .help("Resume checkpoints kept per run (the newest; one is written after every epoch "
+                "and on a stop signal); 0 = remove them when the run completes"),
+      Key("resume", kStr, kGen)
+          .null()
+          .help("Continue a stopped run: the path of its resume checkpoint (the log of the "
+                "stopped run names it), or `latest` for the newest of this model and dataset in "
+                "checkpoint_dir (none: a new run starts)"),
       Key("log_dir", kStr, kGen).help("Folder for log files (<log_dir>/<model>/...)"),
       Key("result_file", kStr, kGen)
           .null()

@@ -109,6 +109,14 @@ int64_t TrainBatcher::batches_per_epoch() const {
   return (static_cast<int64_t>(pairs_.size()) + step_ - 1) / step_;
 }
 
+void TrainBatcher::skip(int64_t batches) {
+  const int64_t n = static_cast<int64_t>(pairs_.size());
+  for (int64_t k = 0; k < batches && cursor_ < n; ++k) {
+    cursor_ = std::min(cursor_ + step_, n);
+    ++batch_;
+  }
+}
+
 bool TrainBatcher::next(PairBatch& out) {
   if (!next_positives(out)) return false;
   parallel_for(negative_chunks(out), [&](int64_t c, int) { sample_negatives(out, c); });

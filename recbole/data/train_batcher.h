@@ -49,6 +49,10 @@ class TrainBatcher {
   int64_t negative_chunks(const PairBatch& batch) const;
   void sample_negatives(PairBatch& batch, int64_t chunk) const;
   int64_t batches_per_epoch() const;
+  // Moves past the next `batches` batches of the epoch without building them (a resumed run
+  // continues after the batches it had done): the batches after are those next() would have
+  // returned, negatives included, since they are keyed by (seed, epoch, batch, rank).
+  void skip(int64_t batches);
   int64_t step() const { return step_; }
 
   static constexpr int64_t kNegChunk = 512;

@@ -2,7 +2,7 @@
 // PairSource: RecBole's training loader for pairwise models — the epoch's shuffled training
 // interactions in batches, each positive with sample_num sampled negatives (rows repeated as a
 // block, one negative per row). Owns the NegativeSampler and the TrainBatcher; BPR's fused
-// epoch drives the batcher directly (batcher()).
+// epoch drives the batcher directly (sampled_pair_batcher()).
 #include <memory>
 
 #include "recbole/data/negative_sampler.h"
@@ -19,9 +19,11 @@ class PairSource : public TrainingSource {
   // users, items (positives), neg_items (when sampling).
   bool next(data::Batch& batch) override;
   int64_t batches_per_epoch() const override { return batcher_->batches_per_epoch(); }
+  void skip_batches(int64_t n) override { batcher_->skip(n); }
 
-  bool samples_negatives() const { return sampler_ != nullptr; }
-  data::TrainBatcher& batcher() { return *batcher_; }
+  data::TrainBatcher* sampled_pair_batcher() override {
+    return sampler_ ? batcher_.get() : nullptr;
+  }
 
  private:
   std::unique_ptr<data::NegativeSampler> sampler_;

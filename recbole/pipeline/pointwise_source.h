@@ -16,6 +16,7 @@ class PointwiseSource : public TrainingSource {
   // users, items, labels (float32).
   bool next(data::Batch& batch) override;
   int64_t batches_per_epoch() const override { return batcher_->batches_per_epoch(); }
+  void skip_batches(int64_t n) override { batcher_->skip(n); }
 
  private:
   int sample_num_;

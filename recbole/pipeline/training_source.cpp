@@ -8,6 +8,12 @@
 
 namespace recbole::pipeline {
 
+void TrainingSource::skip_batches(int64_t n) {
+  data::Batch dropped;
+  for (int64_t k = 0; k < n && next(dropped); ++k) {
+  }
+}
+
 NegativeSampling negative_sampling_from_config(const config::Config& config) {
   NegativeSampling n;
   const YAML::Node neg = config.node("train_neg_sample_args");

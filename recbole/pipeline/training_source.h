@@ -17,6 +17,9 @@
 namespace recbole::config {
 class Config;
 }
+namespace recbole::data {
+class TrainBatcher;
+}
 
 namespace recbole::pipeline {
 
@@ -29,6 +32,14 @@ class TrainingSource {
   // is over.
   virtual bool next(data::Batch& batch) = 0;
   virtual int64_t batches_per_epoch() const = 0;
+  // Moves past the next n batches of the epoch (a resumed run continues after those it had
+  // done); the batches that follow are those next() would have given. Default: builds and drops
+  // them; a source that can skip cheaply overrides it.
+  virtual void skip_batches(int64_t n);
+  // The batcher of a pairwise source that samples negatives, which BPR's fused epoch drives
+  // itself (between start_epoch and the epoch's end); nullptr for other sources. A source that
+  // wraps another forwards the inner one's.
+  virtual data::TrainBatcher* sampled_pair_batcher() { return nullptr; }
 };
 
 // train_neg_sample_args, read once: RecBole's {distribution, sample_num, alpha, dynamic,

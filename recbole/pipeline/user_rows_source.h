@@ -20,6 +20,7 @@ class UserRowsSource : public TrainingSource {
   // users, history.
   bool next(data::Batch& batch) override;
   int64_t batches_per_epoch() const override { return batcher_->batches_per_epoch(); }
+  void skip_batches(int64_t n) override { batcher_->skip(n); }
 
  private:
   const data::InteractionMatrix& train_;

@@ -110,6 +110,38 @@ void DeviceManager::seed(uint64_t s) const {
   if (device_.is_cuda()) torch::cuda::manual_seed_all(s);
 }
 
+namespace {
+
+// The generators a run draws from: the CPU one always, the device's own on CUDA.
+std::vector<at::Generator> run_generators(const torch::Device& device) {
+  std::vector<at::Generator> gens{at::globalContext().defaultGenerator(torch::Device(torch::kCPU))};
+  if (device.is_cuda()) gens.push_back(at::globalContext().defaultGenerator(device));
+  return gens;
+}
+
+}  // namespace
+
+std::vector<torch::Tensor> DeviceManager::generator_states() const {
+  std::vector<torch::Tensor> states;
+  for (at::Generator& g : run_generators(device_)) {
+    std::lock_guard<std::mutex> lock(g.mutex());
+    states.push_back(g.get_state());
+  }
+  return states;
+}
+
+void DeviceManager::set_generator_states(const std::vector<torch::Tensor>& states) const {
+  std::vector<at::Generator> gens = run_generators(device_);
+  if (states.size() != gens.size())
+    throw Error("generator states: expected " + std::to_string(gens.size()) + " (" +
+                (device_.is_cuda() ? "CPU and CUDA" : "CPU") + "), got " +
+                std::to_string(states.size()));
+  for (size_t k = 0; k < gens.size(); ++k) {
+    std::lock_guard<std::mutex> lock(gens[k].mutex());
+    gens[k].set_state(states[k]);
+  }
+}
+
 bool DeviceManager::cuda_available() { return compat::cuda_available(); }
 
 }  // namespace recbole

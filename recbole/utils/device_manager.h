@@ -65,6 +65,11 @@ class DeviceManager {
 
   // Seeds libtorch's CPU (and CUDA) generators.
   void seed(uint64_t seed) const;
+  // The state of libtorch's CPU generator and, on CUDA, of this device's generator (what dropout
+  // and other torch draws read next), as uint8 CPU tensors: a resume checkpoint keeps them.
+  std::vector<torch::Tensor> generator_states() const;
+  // Restores generator_states(); a list of another length is an Error.
+  void set_generator_states(const std::vector<torch::Tensor>& states) const;
   uint64_t base_seed() const { return settings_.seed; }
 
   static bool cuda_available();

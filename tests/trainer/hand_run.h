@@ -1,6 +1,7 @@
 #pragma once
 // A whole training run on hand-made train / valid / test pairs, through the general task
 // pipeline (no files): the pieces run() builds, kept alive together.
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -42,18 +43,27 @@ inline data::Split split_of(const Pairs& pairs) {
 
 // The model config.model() on the pairs (ids from 1; 0 = pad), its weights seeded with `seed`.
 struct HandRun {
+  // wrap: replaces the training source (a test's decorator around the real one).
+  using Wrap = std::function<std::unique_ptr<pipeline::TrainingSource>(
+      std::unique_ptr<pipeline::TrainingSource>)>;
+
   HandRun(const config::Config& config, int64_t n_users, int64_t n_items, const Pairs& train,
           const Pairs& valid, const Pairs& test, uint64_t seed,
-          DeviceSettings device_settings = cpu_device())
+          DeviceSettings device_settings = cpu_device(), const Wrap& wrap = {})
       : dm(device_settings),
         split{split_of(train), split_of(valid), split_of(test)},
         task(config, split, n_users, n_items),
         ctx(task.model_context(dm)),
         model((dm.seed(seed), models::create_model(config.model(), ctx))),
-        source(task.training_source(model->input_type(), config.model(), 0, 1)),
+        source(wrapped(task.training_source(model->input_type(), config.model(), 0, 1), wrap)),
         ev(evaluator::evaluator_settings_from_config(config), dm, dist, n_items,
            task.item_train_count()),
         trainer(config, *model, dm, dist, source.get(), ev, {task.valid(), task.test()}) {}
+
+  static std::unique_ptr<pipeline::TrainingSource> wrapped(
+      std::unique_ptr<pipeline::TrainingSource> source, const Wrap& wrap) {
+    return wrap && source ? wrap(std::move(source)) : std::move(source);
+  }
 
   DeviceManager dm;
   Dist dist;

@@ -1,0 +1,310 @@
+// Stopping and resuming in one process: a run stopped part-way (a stop request after some batch)
+// and resumed from its resume checkpoint ends bit for bit where the uninterrupted run ends, for
+// every trainable model; the checkpoint refuses what does not fit.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <torch/torch.h>
+#include <nlohmann/json.hpp>
+
+#include "recbole/utils/error.h"
+#include "recbole/utils/stop_signal.h"
+#include "tests/trainer/hand_run.h"
+#include "trainer/resume_checkpoint.h"
+
+namespace fs = std::filesystem;
+using recbole::testing::HandRun;
+using recbole::testing::Pairs;
+using recbole::testing::TinyData;
+
+namespace {
+
+// Passes the batches of the real source through and asks the run to stop (as SIGTERM would)
+// when the `stop_at`-th batch (counted from 1 over the whole run) is handed out: the trainer
+// finishes that batch, then stops.
+class StoppingSource : public recbole::pipeline::TrainingSource {
+ public:
+  StoppingSource(std::unique_ptr<TrainingSource> inner, int64_t stop_at)
+      : inner_(std::move(inner)), stop_at_(stop_at) {}
+  void start_epoch(int64_t epoch) override { inner_->start_epoch(epoch); }
+  bool next(recbole::data::Batch& batch) override {
+    if (!inner_->next(batch)) return false;
+    if (++handed_ == stop_at_) recbole::request_stop(SIGTERM);
+    return true;
+  }
+  int64_t batches_per_epoch() const override { return inner_->batches_per_epoch(); }
+  void skip_batches(int64_t n) override { inner_->skip_batches(n); }
+  recbole::data::TrainBatcher* sampled_pair_batcher() override {
+    return inner_->sampled_pair_batcher();
+  }
+
+ private:
+  std::unique_ptr<TrainingSource> inner_;
+  int64_t stop_at_;
+  int64_t handed_ = 0;
+};
+
+// Asks for the stop when `epoch` starts: the run stops after that epoch's first batch. (The
+// fused BPR path takes its batches from the batcher itself, not through next().)
+class StopAtEpoch : public StoppingSource {
+ public:
+  StopAtEpoch(std::unique_ptr<TrainingSource> inner, int64_t epoch)
+      : StoppingSource(std::move(inner), -1), epoch_(epoch) {}
+  void start_epoch(int64_t epoch) override {
+    StoppingSource::start_epoch(epoch);
+    if (epoch == epoch_) recbole::request_stop(SIGTERM);
+  }
+
+ private:
+  int64_t epoch_;
+};
+
+HandRun::Wrap stop_after_batch(int64_t n) {
+  return [n](std::unique_ptr<recbole::pipeline::TrainingSource> s) {
+    return std::make_unique<StoppingSource>(std::move(s), n);
+  };
+}
+
+HandRun::Wrap stop_in_epoch(int64_t epoch) {
+  return [epoch](std::unique_ptr<recbole::pipeline::TrainingSource> s) {
+    return std::make_unique<StopAtEpoch>(std::move(s), epoch);
+  };
+}
+
+struct TinyPairs {
+  Pairs train, valid, test;
+  TinyPairs() {
+    TinyData d;
+    for (int32_t u = 1; u < d.n_users; ++u) {
+      for (const int32_t* it = d.train.row_begin(u); it != d.train.row_end(u); ++it)
+        train.first.push_back(u), train.second.push_back(*it);
+      for (const int32_t* it = d.valid.row_begin(u); it != d.valid.row_end(u); ++it)
+        valid.first.push_back(u), valid.second.push_back(*it);
+      test.first.push_back(u), test.second.push_back(1 + (u * 5 + 3) % 26);
+    }
+  }
+};
+
+std::vector<torch::Tensor> parameters_of(recbole::models::Model& m) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : m.parameters()) out.push_back(p.detach().clone());
+  for (const auto& b : m.buffers()) out.push_back(b.clone());
+  return out;
+}
+
+bool identical(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k)
+    if (!a[k].defined() || !b[k].defined() ? a[k].defined() != b[k].defined()
+                                           : !torch::equal(a[k], b[k]))
+      return false;
+  return true;
+}
+
+struct Outcome {
+  std::vector<torch::Tensor> params;
+  recbole::evaluator::MetricValues test;
+  recbole::trainer::FitResult fit;
+};
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("recbole-resume-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+class Runner {
+ public:
+  // tag: the test's own folder (CTest may run test cases side by side).
+  Runner(const std::string& tag, std::string model,
+         std::vector<std::pair<std::string, std::string>> extra = {})
+      : model_(std::move(model)), extra_(std::move(extra)), dir_(fresh_dir(tag + "-" + model_)) {}
+
+  const fs::path& dir() const { return dir_; }
+
+  recbole::config::Config config(const std::string& sub) const {
+    std::vector<std::pair<std::string, std::string>> kv = {
+        {"epochs", "3"},
+        {"train_batch_size", "64"},
+        {"eval_step", "1"},
+        {"stopping_step", "100"},
+        {"show_progress", "false"},
+        {"checkpoint_dir", (dir_ / sub).string()}};
+    kv.insert(kv.end(), extra_.begin(), extra_.end());
+    return recbole::testing::tiny_config(kv, model_);
+  }
+
+  // A run from the start, or from `resume`; `wrap` may stop it.
+  Outcome run(const std::string& sub, const std::string& resume = "",
+              const HandRun::Wrap& wrap = {}) {
+    recbole::clear_stop_request();
+    const auto cfg = config(sub);
+    HandRun r(cfg, 40, 30, data_.train, data_.valid, data_.test, 7, recbole::testing::cpu_device(),
+              wrap);
+    if (!resume.empty()) r.trainer.resume(resume);
+    Outcome o;
+    o.fit = r.trainer.fit();
+    recbole::clear_stop_request();
+    if (o.fit.stop_signal == 0) o.test = r.trainer.test();
+    o.params = parameters_of(*r.model);
+    return o;
+  }
+
+ private:
+  std::string model_;
+  std::vector<std::pair<std::string, std::string>> extra_;
+  fs::path dir_;
+  TinyPairs data_;
+};
+
+void check_same_end(const Outcome& whole, const Outcome& resumed) {
+  CHECK(identical(whole.params, resumed.params));
+  CHECK(whole.test == resumed.test);
+  CHECK(whole.fit.best_epoch == resumed.fit.best_epoch);
+  CHECK(whole.fit.best_valid_result == resumed.fit.best_valid_result);
+  REQUIRE(whole.fit.history.size() == resumed.fit.history.size());
+  for (size_t k = 0; k < whole.fit.history.size(); ++k) {
+    CHECK(whole.fit.history[k].train_loss == resumed.fit.history[k].train_loss);
+    CHECK(whole.fit.history[k].valid_score == resumed.fit.history[k].valid_score);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every trainable model stopped part-way through an epoch resumes bit for bit",
+          "[trainer][resume]") {
+  const std::map<std::string, std::vector<std::pair<std::string, std::string>>> fit_tiny = {
+      {"NCL", {{"num_clusters", "8"}}}};
+  for (const auto& d : recbole::models::registered_models()) {
+    if (d.input == recbole::models::InputType::kFitOnce) continue;
+    DYNAMIC_SECTION(d.name) {
+      const auto extra = fit_tiny.count(d.name)
+                             ? fit_tiny.at(d.name)
+                             : std::vector<std::pair<std::string, std::string>>{};
+      Runner runner("every", d.name, extra);
+      const Outcome whole = runner.run("whole");
+      REQUIRE(whole.fit.stop_signal == 0);
+      // Stopped after the first batch of epoch 1 (for RecVAE: of its second pass): the hooks
+      // of the epoch that resumes must not run again.
+      const Outcome stopped = runner.run("stopped", "", stop_in_epoch(1));
+      REQUIRE(stopped.fit.stop_signal == SIGTERM);
+      REQUIRE_FALSE(stopped.fit.resume_path.empty());
+      const Outcome resumed = runner.run("resumed", stopped.fit.resume_path);
+      check_same_end(whole, resumed);
+    }
+  }
+}
+
+TEST_CASE("the fused BPR path stops and resumes bit for bit, also when stopped twice",
+          "[trainer][resume]") {
+  Runner runner("fused", "BPR", {{"epochs", "4"}, {"train_batch_size", "16"}});
+  const Outcome whole = runner.run("whole");
+  const Outcome first = runner.run("a", "", stop_in_epoch(1));
+  REQUIRE(first.fit.stop_signal == SIGTERM);
+  // Stopped again, after one more epoch started.
+  const Outcome second = runner.run("a", first.fit.resume_path, stop_in_epoch(2));
+  REQUIRE(second.fit.stop_signal == SIGTERM);
+  CHECK(second.fit.resume_path != first.fit.resume_path);
+  const Outcome resumed = runner.run("a", second.fit.resume_path);
+  check_same_end(whole, resumed);
+}
+
+TEST_CASE("the generic path stopped twice, and stopped before its first batch, resumes exactly",
+          "[trainer][resume]") {
+  Runner runner("generic", "BPR", {{"fast_bpr", "false"}, {"train_batch_size", "32"}});
+  const Outcome whole = runner.run("whole");
+  const Outcome first = runner.run("a", "", stop_after_batch(3));
+  REQUIRE(first.fit.stop_signal == SIGTERM);
+  const Outcome second = runner.run("a", first.fit.resume_path, stop_after_batch(5));
+  REQUIRE(second.fit.stop_signal == SIGTERM);
+  check_same_end(whole, runner.run("a", second.fit.resume_path));
+
+  // A request before training: the checkpoint is of epoch 0, and resuming it is a whole run.
+  const Outcome early = runner.run("b", "", [](auto s) {
+    recbole::request_stop(SIGINT);
+    return s;
+  });
+  REQUIRE(early.fit.stop_signal == SIGINT);
+  CHECK(early.fit.history.empty());
+  check_same_end(whole, runner.run("b", early.fit.resume_path));
+}
+
+TEST_CASE("checkpoint_keep bounds a run's resume checkpoints; 0 removes them at the end",
+          "[trainer][resume]") {
+  auto files = [](const fs::path& dir, int* resume, int* best) {
+    *resume = *best = 0;
+    for (const auto& e : fs::directory_iterator(dir))
+      (e.path().filename().string().find("-resume-") != std::string::npos ? *resume : *best)++;
+  };
+  int resume = 0, best = 0;
+  {
+    // Three stops (each written before fit() returns), resumed in turn: the newest two stay.
+    Runner runner("keep2", "BPR", {{"epochs", "5"}, {"checkpoint_keep", "2"}});
+    std::string path;
+    for (int epoch : {1, 2, 3}) {
+      const Outcome o = runner.run("k", path, stop_in_epoch(epoch));
+      REQUIRE(o.fit.stop_signal == SIGTERM);
+      path = o.fit.resume_path;
+    }
+    files(runner.dir() / "k", &resume, &best);
+    CHECK(resume == 2);
+    CHECK(best == 1);
+    CHECK(fs::exists(path));
+  }
+  {
+    Runner runner("keep0", "BPR", {{"epochs", "4"}, {"checkpoint_keep", "0"}});
+    runner.run("k");
+    files(runner.dir() / "k", &resume, &best);
+    CHECK(resume == 0);
+    CHECK(best == 1);
+  }
+}
+
+TEST_CASE("a resume checkpoint that does not fit is refused with the key or the file named",
+          "[trainer][resume]") {
+  Runner runner("refuse", "BPR", {{"epochs", "2"}});
+  const Outcome stopped = runner.run("a", "", stop_in_epoch(1));
+  const std::string path = stopped.fit.resume_path;
+  const recbole::trainer::ResumeHeader header = recbole::trainer::read_resume_header(path);
+  CHECK(header.point.epoch == 1);
+  CHECK(header.model == "BPR");
+
+  // Keys that may change: fine. Others: a ConfigError naming the key and both values.
+  auto cfg = runner.config("a");
+  cfg.set("epochs", "50");
+  cfg.set("stopping_step", "3");
+  CHECK_NOTHROW(recbole::trainer::check_resume_compatible(header, cfg, 1, path));
+  cfg.set("learning_rate", "0.5");
+  CHECK_THROWS_WITH(recbole::trainer::check_resume_compatible(header, cfg, 1, path),
+                    Catch::Contains("learning_rate is 0.5") && Catch::Contains("0.001") &&
+                        Catch::Contains("may change on resume"));
+  CHECK_THROWS_WITH(recbole::trainer::check_resume_compatible(header, runner.config("a"), 2, path),
+                    Catch::Contains("1 process(es); this run has 2"));
+
+  // A truncated file, and a file of another format.
+  const std::string cut = path + ".cut.pth";
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
+  CHECK_THROWS_WITH(recbole::trainer::read_resume_header(cut),
+                    Catch::Contains(cut) && Catch::Contains("cannot be read"));
+  const std::string future = path + ".v99.pth";
+  {
+    torch::serialize::OutputArchive a;
+    a.write("resume_meta", c10::IValue(std::string(R"({"format": 99})")));
+    a.save_to(future);
+  }
+  CHECK_THROWS_WITH(recbole::trainer::read_resume_header(future),
+                    Catch::Contains("format 99") && Catch::Contains(future));
+  // The best-model checkpoint is not a resume checkpoint.
+  CHECK_THROWS_WITH(recbole::trainer::read_resume_header(stopped.fit.checkpoint_path),
+                    Catch::Contains("not a resume checkpoint"));
+}
