@@ -11,8 +11,7 @@ set(RECBOLE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/recbole)
 
 install(TARGETS recbole_core recbole_download recbole_data recbole_evaluator recbole_train recbole
         EXPORT recboleTargets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT recboleTargets NAMESPACE recbole:: DESTINATION ${RECBOLE_INSTALL_CMAKEDIR})
 
 configure_package_config_file(
