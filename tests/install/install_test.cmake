@@ -1,7 +1,7 @@
 # The steps of the install tests (tests/install/CMakeLists.txt), run with cmake -P:
 #   STEP=install   cmake --install BUILD_DIR --prefix PREFIX (from scratch), and check the layout
 #   STEP=consumer  configure, build and run tests/install/consumer against PREFIX
-#   STEP=tool      PREFIX/bin/recbole_run --model=Pop --dataset=ml-100k from an empty folder
+#   STEP=tool      TOOLS_DIR/recbole_run --model=Pop --dataset=ml-100k from an empty folder
 cmake_minimum_required(VERSION 3.18)
 
 function(run_checked what)
@@ -61,16 +61,17 @@ elseif(STEP STREQUAL "consumer")
   message(STATUS "${out}")
 
 elseif(STEP STREQUAL "tool")
-  # No data_path, no network: the dataset must come from PREFIX/share/recbole/datasets.
-  set(dir ${BUILD_DIR}/install-test/empty)
+  # TOOLS_DIR/recbole_run with no data_path, from an empty folder, offline (a download would fail
+  # at once): it must train on the copy in SHIPPED_DIR.
+  set(dir ${BUILD_DIR}/install-test/empty-${NAME})
   file(REMOVE_RECURSE ${dir})
   file(MAKE_DIRECTORY ${dir})
   set(RUN_OPTIONS WORKING_DIRECTORY ${dir})
-  run_checked("installed recbole_run" ${PREFIX}/bin/recbole_run --model=Pop --dataset=ml-100k
+  run_checked("${TOOLS_DIR}/recbole_run" ${TOOLS_DIR}/recbole_run --model=Pop --dataset=ml-100k
               --epochs=1 --show_progress=false --download_retries=0 --download_timeout=1)
-  if(NOT out MATCHES "dataset ml-100k: the copy shipped with recbole-cpp in ${PREFIX}/share/recbole/datasets/ml-100k"
-     OR EXISTS ${dir}/dataset)
-    message(FATAL_ERROR "recbole_run did not train on the installed ml-100k:\n${out}")
+  if(NOT out MATCHES "dataset ml-100k: the copy shipped with recbole-cpp in ${SHIPPED_DIR}/ml-100k"
+     OR NOT out MATCHES "test result: recall@10" OR EXISTS ${dir}/dataset)
+    message(FATAL_ERROR "recbole_run did not train on ${SHIPPED_DIR}/ml-100k:\n${out}")
   endif()
   message(STATUS "${out}")
 
