@@ -16,15 +16,25 @@ endfunction()
 if(STEP STREQUAL "install")
   file(REMOVE_RECURSE ${PREFIX})
   run_checked("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
-  foreach(f lib/cmake/recbole/recboleConfig.cmake lib/cmake/recbole/recboleConfigVersion.cmake
-            lib/cmake/recbole/recboleTargets.cmake include/recbole/quick_start.h
+  foreach(f ${LIBDIR}/cmake/recbole/recboleConfig.cmake
+            ${LIBDIR}/cmake/recbole/recboleConfigVersion.cmake
+            ${LIBDIR}/cmake/recbole/recboleTargets.cmake include/recbole/quick_start.h
             include/recbole/version.h include/models/model.h include/trainer/trainer.h
             bin/recbole_run bin/recbole_data share/recbole/configs/overall.yaml
-            share/recbole/datasets/registry.yaml share/recbole/datasets/ml-100k/ml-100k.inter)
+            share/recbole/datasets/registry.yaml)
     if(NOT EXISTS ${PREFIX}/${f})
       message(FATAL_ERROR "cmake --install did not install ${f} into ${PREFIX}")
     endif()
   endforeach()
+  if(DATASETS)
+    foreach(suffix inter user item)
+      file(SHA256 ${PREFIX}/share/recbole/datasets/ml-100k/ml-100k.${suffix} installed)
+      file(SHA256 ${SOURCE_DIR}/datasets/ml-100k/ml-100k.${suffix} shipped)
+      if(NOT installed STREQUAL shipped)
+        message(FATAL_ERROR "the installed ml-100k.${suffix} differs from the shipped one")
+      endif()
+    endforeach()
+  endif()
   run_checked("installed recbole_run --version" ${PREFIX}/bin/recbole_run --version)
   if(NOT out STREQUAL "recbole_run ${VERSION}\n")
     message(FATAL_ERROR "installed recbole_run --version printed \"${out}\"")
@@ -40,7 +50,7 @@ elseif(STEP STREQUAL "consumer")
   run_checked("configuring the consumer" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/consumer
               -B ${bin} -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Release
               -DCMAKE_PREFIX_PATH=${PREFIX} ${launcher})
-  if(NOT out MATCHES "recbole ${VERSION} in ${PREFIX}/lib/cmake/recbole")
+  if(NOT out MATCHES "recbole ${VERSION} in ${PREFIX}/${LIBDIR}/cmake/recbole")
     message(FATAL_ERROR "the consumer did not find recbole ${VERSION} in ${PREFIX}:\n${out}")
   endif()
   run_checked("building the consumer" ${CMAKE_COMMAND} --build ${bin})
@@ -54,7 +64,7 @@ elseif(STEP STREQUAL "consumer")
   endforeach()
   set(RUN_OPTIONS WORKING_DIRECTORY ${bin})
   # As a user of the package would: data_path=${recbole_DATASETS_DIR}, the installed ml-100k.
-  run_checked("running the consumer" ${bin}/consumer ${PREFIX}/share/recbole/datasets ml-100k)
+  run_checked("running the consumer" ${bin}/consumer ${DATA_PATH} ml-100k)
   if(NOT out MATCHES "models: ${n_models} \\([^)]*Pop" OR NOT out MATCHES "\"test_result\":{\"")
     message(FATAL_ERROR "the consumer should list ${n_models} models and train Pop:\n${out}")
   endif()
