@@ -15,7 +15,7 @@
 #include "models/model.h"
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
-#include "recbole/data/download.h"
+#include "recbole/data/dataset_location.h"
 #include "recbole/data/split.h"
 #include "recbole/evaluator/evaluator.h"
 #include "recbole/pipeline/task_pipeline.h"
@@ -110,24 +110,11 @@ void check_output_paths(const config::Config& config) {
                        p.has_parent_path() ? p.parent_path() : fs::path("."));
 }
 
-// Makes sure the dataset's files exist: the local main rank downloads when they are missing,
-// then every rank meets at a barrier (a no-op in a single process) before anyone reads them.
+// Makes sure the dataset's files exist (data_path, else a shipped copy, else a download: see
+// recbole/data/dataset_location.h) on the local main rank, then every rank meets at a barrier
+// (a no-op in a single process) before anyone reads them.
 void prepare_dataset_files(const config::Config& config, Dist& dist) {
-  if (config.is_null("benchmark_filename") && dist.is_local_main()) {
-    const std::string folder =
-        (std::filesystem::path(config.get_string("data_path")) / config.dataset()).string();
-    const std::string inter = folder + "/" + config.dataset() + ".inter";
-    if (!std::filesystem::exists(inter)) {
-      data::DownloadOptions opts;
-      opts.timeout_s = config.get_double("download_timeout");
-      opts.retries = static_cast<int>(config.get_int("download_retries"));
-      opts.show_progress = config.get_bool("show_progress");
-      data::ensure_dataset_files(
-          config.dataset(), config.get_string("data_path"), opts,
-          config.is_null("download_url") ? "" : config.get_string("download_url"),
-          config.is_null("download_sha256") ? "" : config.get_string("download_sha256"));
-    }
-  }
+  if (dist.is_local_main()) data::ensure_dataset(config);
   dist.barrier("dataset files ready");
 }
 

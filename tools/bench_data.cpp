@@ -13,11 +13,13 @@
 
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
+#include "recbole/data/dataset_location.h"
 #include "recbole/data/dataset_options.h"
 #include "recbole/data/split.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/memory.h"
 #include "recbole/utils/thread_pool.h"
+#include "tool_flags.h"
 
 namespace {
 
@@ -33,8 +35,19 @@ int64_t table_bytes(const recbole::data::Table& t) {
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kUsage =
+    "usage: bench_data --dataset=NAME [--data_path=DIR] [--config_files=...] [--key=value ...]\n\n"
+    "Times the data pipeline (read, preprocess, split) on one dataset and reports the parse\n"
+    "rate, the size of the interaction arrays and the peak resident memory.\n"
+    "  --version  print the version\n";
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace recbole;
+  if (tools::answer_help_or_version(argc, argv, "bench_data", kUsage)) return 0;
   try {
     const config::ConfigSources sources = config::parse_command_line(argc, argv);
     const config::Config config = config::Config::build(sources);
@@ -44,6 +57,7 @@ int main(int argc, char** argv) {
     if (config.has("state") && !config.is_null("state")) {
       log::set_level(log::parse_level(config.get_string("state")));
     }
+    data::ensure_dataset(config);  // as recbole_run: data_path, a shipped copy, or a download
     const data::DatasetOptions options = data::DatasetOptions::from_config(config);
     const int64_t rss_before = memory::current_rss_bytes();
 

@@ -26,6 +26,7 @@
 
 #include "models/model.h"
 #include "recbole/utils/error.h"
+#include "tool_flags.h"
 
 namespace {
 
@@ -90,9 +91,18 @@ Sample run_once(const std::string& runner, const std::string& model,
   return s;
 }
 
+constexpr const char* kUsage =
+    "usage: bench_models [--models=A,B,...] [--repeat=N] [--run=PATH] [recbole_run "
+    "arguments...]\n\n"
+    "Runs recbole_run (or PATH) once per model and repeat, each as a whole process, and prints\n"
+    "one Markdown table of medians: wall time, train s/epoch, eval s, epochs, peak RSS, ndcg@10.\n"
+    "Models default to every registered general model except the fitted-once ones.\n"
+    "  --version  print the version\n";
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (recbole::tools::answer_help_or_version(argc, argv, "bench_models", kUsage)) return 0;
   try {
     std::vector<std::string> models, passthrough;
     int repeat = 3;

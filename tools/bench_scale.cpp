@@ -21,6 +21,7 @@
 #include "recbole/config/config.h"
 #include "recbole/quick_start.h"
 #include "recbole/utils/error.h"
+#include "tool_flags.h"
 
 namespace {
 
@@ -46,9 +47,18 @@ double mem_total_gib() {
   return kib / (1024.0 * 1024.0);
 }
 
+constexpr const char* kUsage =
+    "usage: bench_scale --dataset=NAME --data_path=DIR [--epochs=2] [--json=PATH] "
+    "[--key=value ...]\n\n"
+    "One row of the scale table (docs/benchmarks.md): data load + preprocess + split, one BPR\n"
+    "training epoch (the mean over --epochs), one full evaluation, peak RSS; as a table row and,\n"
+    "with --json, as JSON. Any config key can be given. gen_synthetic makes large datasets.\n"
+    "  --version  print the version\n";
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (recbole::tools::answer_help_or_version(argc, argv, "bench_scale", kUsage)) return 0;
   try {
     std::map<std::string, std::string> tool;
     recbole::config::ConfigSources sources =

@@ -14,6 +14,7 @@
 #include "recbole/quick_start.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
+#include "tool_flags.h"
 
 namespace {
 
@@ -22,9 +23,16 @@ double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+constexpr const char* kUsage =
+    "usage: bench_train [--repeat=N] [recbole_run arguments...]\n\n"
+    "Runs the same experiment N times (default 3) in one process and prints, per run and as\n"
+    "medians, the data time, train s/epoch, s per full evaluation, total time and peak RSS.\n"
+    "  --version  print the version\n";
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (recbole::tools::answer_help_or_version(argc, argv, "bench_train", kUsage)) return 0;
   try {
     std::map<std::string, std::string> tool;
     recbole::config::ConfigSources sources =

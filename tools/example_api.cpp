@@ -4,8 +4,15 @@
 
 #include "recbole/quick_start.h"
 #include "recbole/utils/error.h"
+#include "tool_flags.h"
 
 int main(int argc, char** argv) {
+  if (recbole::tools::answer_help_or_version(
+          argc, argv, "example_api",
+          "usage: example_api [DATA_PATH]   (default: ../shared/datasets)\n\n"
+          "Trains BPR on ml-100k for 5 epochs through the C++ API (recbole::run_recbole) and\n"
+          "prints the result as JSON.\n  --version  print the version\n"))
+    return 0;
   const std::string data_path = argc > 1 ? argv[1] : "../shared/datasets";
   try {
     recbole::RunResult r = recbole::run_recbole(

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "tool_flags.h"
+
 namespace {
 
 struct Args {
@@ -97,7 +99,16 @@ Args parse(int argc, char** argv) {
 
 }  // namespace
 
+constexpr const char* kUsage =
+    "usage: gen_synthetic --out=DIR [--name=synthetic] [--users=140000] [--items=27000]\n"
+    "                     [--inters=20000000] [--seed=2020] [--alpha=1.0]\n\n"
+    "Writes DIR/NAME/NAME.inter (user_id:token item_id:token rating:float timestamp:float):\n"
+    "uniform users, power-law item popularity (Zipf exponent alpha), ratings 1..5, timestamps\n"
+    "increasing over about three years.\n"
+    "  --version  print the version\n";
+
 int main(int argc, char** argv) {
+  if (recbole::tools::answer_help_or_version(argc, argv, "gen_synthetic", kUsage)) return 0;
   try {
     const Args a = parse(argc, argv);
     const auto start = std::chrono::steady_clock::now();

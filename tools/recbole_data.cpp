@@ -13,13 +13,27 @@
 #include "recbole/config/config.h"
 #include "recbole/config/config_keys.h"
 #include "recbole/data/dataset.h"
+#include "recbole/data/dataset_location.h"
 #include "recbole/data/dataset_options.h"
 #include "recbole/data/split.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/thread_pool.h"
+#include "tool_flags.h"
 
 namespace {
+
+constexpr const char* kUsage =
+    "usage: recbole_data --dataset=NAME [--data_path=DIR] [--config_files=a.yaml,b.yaml] "
+    "[--key=value ...]\n"
+    "                    [--dump_split=OUTDIR] [--verbose=true]\n\n"
+    "Loads, preprocesses and splits a dataset as RecBole does; prints its statistics and the\n"
+    "split sizes. A dataset missing from data_path is read from a copy shipped with recbole-cpp\n"
+    "(ml-100k), else downloaded by name or from download_url, as recbole_run does.\n\n"
+    "  --dump_split=OUTDIR  write OUTDIR/NAME.{train,valid,test}.inter (original tokens)\n"
+    "  --verbose=true       also print the effective configuration\n"
+    "  --version            print the version\n"
+    "Config keys: see recbole_run --help.\n";
 
 void print_first_tokens(const recbole::data::Dataset& ds) {
   auto line = [](const char* what, int64_t n, auto token_of) {
@@ -35,6 +49,7 @@ void print_first_tokens(const recbole::data::Dataset& ds) {
 
 int main(int argc, char** argv) {
   using namespace recbole;
+  if (tools::answer_help_or_version(argc, argv, "recbole_data", kUsage)) return 0;
   try {
     std::map<std::string, std::string> tool_values;
     const config::ConfigSources sources =
@@ -55,8 +70,10 @@ int main(int argc, char** argv) {
       verbose = *v;
     }
     if (verbose) std::cout << config.dump() << "\n";
+    if (config.dataset().empty()) throw ConfigError("command line: --dataset=NAME is required");
+    // As recbole_run: the copy in data_path, else a shipped copy, else a download.
+    data::ensure_dataset(config);
     const data::DatasetOptions options = data::DatasetOptions::from_config(config);
-    if (options.dataset.empty()) throw ConfigError("command line: --dataset=NAME is required");
 
     const data::Dataset dataset = data::Dataset::load(options);
     std::cout << dataset.summary() << "\n";

@@ -25,6 +25,7 @@
 #include "recbole/utils/error.h"
 #include "recbole/utils/process_exit.h"
 #include "recbole/utils/stop_signal.h"
+#include "tool_flags.h"
 
 extern char** environ;
 
@@ -36,7 +37,8 @@ void print_help() {
                "  --nproc=N        run N local processes (distributed, Gloo on the CPU)\n"
                "  --nproc=N --world_size=W --offset=K --ip=HOST [--port=P]\n"
                "                   on each of several machines: ranks K..K+N-1 of W here\n"
-               "  --result_file=P  write the result as JSON to P\n\n"
+               "  --result_file=P  write the result as JSON to P\n"
+               "  --version        print the version\n\n"
                "models, by task (name, input type, description):\n"
             << recbole::models::models_help_text();
   std::cout << "\nconfig keys (--key=value; values are YAML):\n"
@@ -203,11 +205,8 @@ LocalLaunch nproc_launch(const recbole::config::Config& config, int64_t nproc) {
 
 int main(int argc, char** argv) {
   try {
-    for (int i = 1; i < argc; ++i)
-      if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-        print_help();
-        recbole::exit_process(0);
-      }
+    if (recbole::tools::answer_help_or_version(argc, argv, "recbole_run", print_help))
+      recbole::exit_process(0);
     recbole::config::ConfigSources sources = recbole::config::parse_command_line(argc, argv);
     sources.default_model = "BPR";
     sources.default_dataset = "ml-100k";

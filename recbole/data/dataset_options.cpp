@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "recbole/config/config.h"
+#include "recbole/data/dataset_location.h"
 #include "recbole/data/interval.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/text.h"
@@ -263,6 +264,13 @@ DatasetOptions DatasetOptions::from_config(const Config& config) {
   }
   read_eval_args(r, o.eval_args);
   if (r.present("seed")) o.seed = config.get_int("seed");
+  // A dataset missing from data_path is read where recbole-cpp ships it, if it does (the same
+  // lookup as the one that decides whether to download: dataset_location.h).
+  if (o.benchmark_filename.empty()) {
+    const DatasetLocation loc =
+        locate_dataset(o.dataset, o.data_path, !config.is_null("download_url"));
+    if (loc.copy == DatasetLocation::Copy::kShipped) o.data_path = loc.data_path;
+  }
   return o;
 }
 

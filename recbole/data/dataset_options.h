@@ -38,6 +38,8 @@ struct ValueFilter {
 
 struct DatasetOptions {
   std::string dataset;  // name: files are <data_path>/<dataset>/<dataset>.inter ...
+  // The user's data_path, or from_config's choice of a shipped copy's folder when the user's has
+  // no such dataset (recbole/data/dataset_location.h).
   std::string data_path = "dataset/";
   std::string field_separator = "\t";
   std::string seq_separator = " ";
