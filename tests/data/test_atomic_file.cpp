@@ -110,7 +110,8 @@ TEST_CASE("reader: types, missing cells, sequences, CRLF, blank lines, no final 
   CHECK(fs.floats[3] == -4.0);
 }
 
-TEST_CASE("reader: bytes that would garble an error message are written as \\xNN", "[atomic]") {
+TEST_CASE("reader: bytes that would garble an error message are written as hex escapes",
+          "[atomic]") {
   TempDir dir;
   AtomicFileOptions fo;
   // A NUL inside a cell (it used to cut the message off), and a binary header.

@@ -161,7 +161,7 @@ TEST_CASE("RO: every row once, users grouped in order of first appearance", "[sp
   }
 }
 
-TEST_CASE("RO uses torch's seeded randperm: same seed, same order; other seed, other order",
+TEST_CASE("RO uses torch's seeded randperm: same seed, same order, other seed, other order",
           "[split]") {
   const std::vector<int64_t> a = random_permutation(1000, 2020);
   const std::vector<int64_t> b = random_permutation(1000, 2020);

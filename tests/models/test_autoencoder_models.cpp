@@ -135,7 +135,7 @@ TEST_CASE("MultiVAE: latent of half the code, z = mu at eval, loss = NLL + annea
   CHECK_FALSE(torch::equal(model->forward(b.history).logits, out.logits));
 }
 
-TEST_CASE("MultiDAE: loss is the multinomial NLL of the decoder logits; tanh on the code",
+TEST_CASE("MultiDAE: loss is the multinomial NLL of the decoder logits, tanh on the code",
           "[models][autoencoder][multidae]") {
   TinyData d;
   ModelHarness h(model_config("MultiDAE", {{"mlp_hidden_size", "[8]"}, {"latent_dimension", "4"}}),
@@ -188,7 +188,7 @@ bool same_prefix(const std::map<std::string, torch::Tensor>& a,
 
 }  // namespace
 
-TEST_CASE("RecVAE: composite prior by hand; encoder passes, prior update, decoder passes",
+TEST_CASE("RecVAE: composite prior by hand, encoder passes, prior update, decoder passes",
           "[models][autoencoder][recvae]") {
   TinyData d;
   ModelHarness h(model_config("RecVAE", {{"hidden_dimension", "8"},

@@ -351,7 +351,7 @@ TEST_CASE("NCL's loss: BPR + EmbLoss + structural InfoNCE, the prototype term af
 }
 
 TEST_CASE(
-    "NCL refuses more clusters than a table has rows, naming the key; bad keys are "
+    "NCL refuses more clusters than a table has rows, naming the key, bad keys are "
     "ConfigErrors",
     "[models][graph][ncl]") {
   TinyData d;  // 40 user ids, 30 item ids

@@ -87,7 +87,7 @@ torch::Tensor neumf_logits(recbole::models::Model& m, const torch::Tensor& users
 
 }  // namespace
 
-TEST_CASE("NeuMF: loss and scores equal the GMF + MLP formula; full sort equals predict",
+TEST_CASE("NeuMF: loss and scores equal the GMF + MLP formula, full sort equals predict",
           "[models][neumf]") {
   TinyData d;
   ModelHarness h(model_config("NeuMF", {{"mf_embedding_size", "3"},
@@ -296,7 +296,7 @@ TEST_CASE("SimpleX: bad keys are ConfigErrors naming the model and the key", "[m
   check_bad_key("SimpleX", {{"train_neg_sample_args", "~"}}, "train_neg_sample_args", true);
 }
 
-TEST_CASE("FISM: x = |R_u|^-alpha Σ p_j·q_i + biases; RecBole's double sigmoid in the loss",
+TEST_CASE("FISM: x = |R_u|^-alpha Σ p_j·q_i + biases, RecBole's double sigmoid in the loss",
           "[models][fism]") {
   TinyData d;
   ModelHarness h(
@@ -334,7 +334,7 @@ TEST_CASE("FISM: bad keys are ConfigErrors naming the model and the key", "[mode
   check_bad_key("FISM", {{"alpha", "-1"}}, "alpha");
 }
 
-TEST_CASE("NNCF: neighbours come from the rows; batched full sort equals predict per pair",
+TEST_CASE("NNCF: neighbours come from the rows, batched full sort equals predict per pair",
           "[models][nncf]") {
   TinyData d;
   ModelHarness h(model_config("NNCF", {{"ui_embedding_size", "4"},

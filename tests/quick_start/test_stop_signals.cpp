@@ -226,8 +226,9 @@ TEST_CASE("SIGKILL at 20 moments leaves only whole checkpoints, and resume: late
   CHECK(resumed_from_checkpoint >= 10);
 }
 
-TEST_CASE("--nproc=2: SIGTERM to the launcher stops both ranks; the resumed run ends as the whole",
-          "[tool][signals][distributed]") {
+TEST_CASE(
+    "two processes: SIGTERM to the launcher stops both ranks, resumed, they end as the whole run",
+    "[tool][signals][distributed]") {
   const fs::path dir = fresh("nproc");
   const int epochs = 12;
   Process whole(dir, bpr_args(dir, "whole.json", epochs, {"--nproc=2"}));

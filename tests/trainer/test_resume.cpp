@@ -235,7 +235,7 @@ TEST_CASE("the generic path stopped twice, and stopped before its first batch, r
   check_same_end(whole, runner.run("b", early.fit.resume_path));
 }
 
-TEST_CASE("checkpoint_keep bounds a run's resume checkpoints; 0 removes them at the end",
+TEST_CASE("checkpoint_keep bounds a run's resume checkpoints, 0 removes them at the end",
           "[trainer][resume]") {
   auto files = [](const fs::path& dir, int* resume, int* best) {
     *resume = *best = 0;
