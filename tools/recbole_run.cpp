@@ -64,14 +64,14 @@ int free_port() {
 // The ranks started by launch_local_ranks, for the signal handler: a SIGTERM or SIGINT sent to
 // the launcher (a job scheduler stopping it, Ctrl-C) reaches them too instead of leaving them
 // running as orphans.
+constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGUSR1, SIGHUP};  // see stop_signal.h
+
 pid_t g_ranks[1024];
 volatile sig_atomic_t g_n_ranks = 0;
-volatile sig_atomic_t g_forwarded = 0;  // the first signal forwarded to the ranks
 
 // The ranks run in their own process group (see launch_local_ranks), so each signal reaches
 // them once, from here: a first one stops them cleanly, a second one at once.
 void forward_signal(int sig) {
-  if (!g_forwarded) g_forwarded = sig;
   for (int i = 0; i < g_n_ranks; ++i) ::kill(g_ranks[i], sig);
 }
 
@@ -88,7 +88,7 @@ int launch_local_ranks(int nproc, int world, int offset, int port, int argc, cha
   struct sigaction sa {};
   sa.sa_handler = forward_signal;
   sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGTERM, SIGINT, SIGUSR1, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+  for (int sig : kStopSignals) ::sigaction(sig, &sa, nullptr);
   // Ctrl-C signals the terminal's whole foreground group: with the ranks in it, each rank would
   // get it twice (from the terminal and from here) and take the second as "exit at once".
   posix_spawnattr_t attr;
@@ -119,6 +119,7 @@ int launch_local_ranks(int nproc, int world, int offset, int port, int argc, cha
     g_n_ranks = g_n_ranks + 1;
   }
   int failures = 0;
+  int stop_code = 0;  // 128 + the signal of the first rank that stopped cleanly
   std::vector<bool> running(pids.size(), true);
   std::chrono::steady_clock::time_point kill_at{};
   for (size_t left = pids.size(); left > 0;) {
@@ -138,10 +139,13 @@ int launch_local_ranks(int nproc, int world, int offset, int port, int argc, cha
     int rank = 0;
     for (size_t r = 0; r < pids.size(); ++r)
       if (pids[r] == done) rank = static_cast<int>(r), running[r] = false;
-    // A rank that stopped cleanly on the signal forwarded to it did what was asked.
-    const bool stopped = g_forwarded && WIFEXITED(status) &&
-                         WEXITSTATUS(status) == recbole::stop_exit_code(g_forwarded);
-    const bool ok = (WIFEXITED(status) && WEXITSTATUS(status) == 0) || stopped;
+    // A rank that stopped cleanly on a stop signal (forwarded from here, or sent to any rank:
+    // the ranks agree to stop together) did what was asked.
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    bool stopped = false;
+    for (int sig : kStopSignals) stopped = stopped || code == recbole::stop_exit_code(sig);
+    if (stopped && !stop_code) stop_code = code;
+    const bool ok = code == 0 || stopped;
     if (!ok && failures++ == 0) {
       std::cerr << "recbole_run: rank " << offset + rank << " failed ("
                 << (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
@@ -154,7 +158,7 @@ int launch_local_ranks(int nproc, int world, int offset, int port, int argc, cha
   }
   posix_spawnattr_destroy(&attr);
   if (failures) return 1;
-  return g_forwarded ? recbole::stop_exit_code(g_forwarded) : 0;
+  return stop_code;
 }
 
 // A rank started by the launcher stops cleanly when the launcher dies (killed, or its

@@ -72,6 +72,14 @@ class Process {
     return false;
   }
   void signal(int sig) { ::kill(pid_, sig); }
+  // The processes this one started (the --nproc launcher's ranks), in start order.
+  std::vector<pid_t> children() const {
+    std::istringstream in(
+        read_file("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(pid_) + "/children"));
+    std::vector<pid_t> pids;
+    for (pid_t p; in >> p;) pids.push_back(p);
+    return pids;
+  }
   // The exit status (128 + signal for a process killed by one).
   int wait() {
     if (status_ < 0) REQUIRE(::waitpid(pid_, &status_, 0) == pid_);
@@ -227,7 +235,8 @@ TEST_CASE("SIGKILL at 20 moments leaves only whole checkpoints, and resume: late
 }
 
 TEST_CASE(
-    "two processes: SIGTERM to the launcher stops both ranks, resumed, they end as the whole run",
+    "two processes: SIGTERM to the launcher or to one rank stops both, and resumed they end as the "
+    "whole run",
     "[tool][signals][distributed]") {
   const fs::path dir = fresh("nproc");
   const int epochs = 12;
@@ -247,8 +256,19 @@ TEST_CASE(
   CHECK(single.wait() == 1);
   CHECK_THAT(single.output(), Catch::Contains("resume with the same number of processes"));
 
+  // Resumed, and stopped again by a signal to rank 1 alone: both ranks stop together.
+  std::vector<std::string> again = bpr_args(dir, "again.json", epochs, {"--nproc=2"});
+  again.push_back("--resume=" + path);
+  Process rank_stopped(dir, again);
+  REQUIRE(rank_stopped.wait_for("epoch 6 training"));
+  const std::vector<pid_t> ranks = rank_stopped.children();
+  REQUIRE(ranks.size() == 2);
+  ::kill(ranks[1], SIGTERM);
+  REQUIRE(rank_stopped.wait() == 143);
+  const std::string path2 = resume_from_log(rank_stopped.output());
+
   std::vector<std::string> args = bpr_args(dir, "resumed.json", epochs, {"--nproc=2"});
-  args.push_back("--resume=" + path);
+  args.push_back("--resume=" + path2);
   Process resumed(dir, args);
   REQUIRE(resumed.wait() == 0);
   CHECK(result(dir / "resumed.json").at("test_result") ==
