@@ -1,13 +1,48 @@
 #pragma once
 // Helpers shared by the data tests: RecBole's test datasets, temporary folders and files.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "recbole/config/config.h"
 #include "recbole/data/dataset_options.h"
 
 namespace recbole::data::testing {
+
+// A config of `dataset` with `overrides` (as the API builds one).
+inline config::Config config_of(const std::string& dataset,
+                                std::vector<std::pair<std::string, std::string>> overrides) {
+  config::ConfigSources s;
+  s.dataset = dataset;
+  s.api_overrides = std::move(overrides);
+  return config::Config::build(s);
+}
+
+struct ToolRun {
+  int status = -1;
+  std::string output;  // stdout and stderr
+};
+
+// The built recbole_data with `args` (a shell command line).
+inline ToolRun run_recbole_data(const std::string& args) {
+  const std::string cmd = std::string(RECBOLE_TOOLS_DIR) + "/recbole_data " + args + " 2>&1";
+  ToolRun r;
+  std::FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(p);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
 
 inline std::string recbole_tests_path() {
   return std::string(RECBOLE_SHARED_DIR) + "/datasets/recbole-tests/data";

@@ -15,29 +15,11 @@ using namespace recbole::data;
 namespace {
 
 recbole::config::Config build(std::vector<std::pair<std::string, std::string>> overrides) {
-  recbole::config::ConfigSources s;
-  s.dataset = "ml-100k";
-  s.api_overrides = std::move(overrides);
-  return recbole::config::Config::build(s);
+  return recbole::data::testing::config_of("ml-100k", std::move(overrides));
 }
 
-struct RunResult {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
-
-RunResult run(const std::string& args) {
-  const std::string cmd = std::string(RECBOLE_TOOLS_DIR) + "/recbole_data " + args + " 2>&1";
-  RunResult r;
-  std::FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using recbole::data::testing::ToolRun;
+ToolRun run(const std::string& args) { return recbole::data::testing::run_recbole_data(args); }
 
 }  // namespace
 
@@ -96,7 +78,7 @@ TEST_CASE("benchmark_filename naming one part twice is an error", "[options]") {
 }
 
 TEST_CASE("recbole_data on ml-100k prints RecBole's statistics and split sizes", "[tool]") {
-  const RunResult r =
+  const ToolRun r =
       run("--dataset=ml-100k --data_path=" + testing::shared_datasets_path() + " --state=ERROR");
   INFO(r.output);
   CHECK(r.status == 0);
@@ -111,9 +93,9 @@ TEST_CASE("recbole_data on ml-100k prints RecBole's statistics and split sizes",
 
 TEST_CASE("recbole_data: LS valid_and_test and --dump_split", "[tool]") {
   testing::TempDir dir;
-  const RunResult r = run("--dataset=ml-100k --data_path=" + testing::shared_datasets_path() +
-                          " \"--eval_args={split: {LS: valid_and_test}, order: TO}\"" +
-                          " --dump_split=" + dir.path());
+  const ToolRun r = run("--dataset=ml-100k --data_path=" + testing::shared_datasets_path() +
+                        " \"--eval_args={split: {LS: valid_and_test}, order: TO}\"" +
+                        " --dump_split=" + dir.path());
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("98114 / 943 / 943"));
@@ -125,7 +107,7 @@ TEST_CASE("recbole_data: LS valid_and_test and --dump_split", "[tool]") {
 TEST_CASE("recbole_data: errors go to stderr with exit status 1", "[tool]") {
   testing::TempDir dir;
   dir.write("bad/bad.inter", "user_id:token\titem_id:token\trating:float\n1\t2\tx\n");
-  RunResult r = run("--dataset=bad --data_path=" + dir.path() + " --load_col=~");
+  ToolRun r = run("--dataset=bad --data_path=" + dir.path() + " --load_col=~");
   CHECK(r.status == 1);
   CHECK_THAT(r.output, Catch::Contains("recbole_data: error:") &&
                            Catch::Contains("bad.inter:2: column rating:float: cannot parse \"x\""));

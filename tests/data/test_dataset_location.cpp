@@ -29,30 +29,10 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-recbole::config::Config build(const std::string& dataset,
-                              std::vector<std::pair<std::string, std::string>> overrides) {
-  recbole::config::ConfigSources s;
-  s.dataset = dataset;
-  s.api_overrides = std::move(overrides);
-  return recbole::config::Config::build(s);
-}
-
-struct ToolRun {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
-
+using recbole::data::testing::config_of;
+using recbole::data::testing::ToolRun;
 ToolRun recbole_data(const std::string& args) {
-  const std::string cmd = std::string(RECBOLE_TOOLS_DIR) + "/recbole_data " + args + " 2>&1";
-  ToolRun r;
-  std::FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return recbole::data::testing::run_recbole_data(args);
 }
 
 }  // namespace
@@ -72,7 +52,7 @@ TEST_CASE("a dataset in data_path wins over the shipped copy", "[location]") {
   const DatasetLocation loc = locate_dataset("ml-100k", dir.path(), false);
   CHECK(loc.copy == Copy::kDataPath);
   CHECK(loc.data_path == dir.path());
-  CHECK(DatasetOptions::from_config(build("ml-100k", {{"data_path", dir.path()}})).data_path ==
+  CHECK(DatasetOptions::from_config(config_of("ml-100k", {{"data_path", dir.path()}})).data_path ==
         dir.path());
 }
 
@@ -84,10 +64,10 @@ TEST_CASE("a dataset missing from data_path is read from the shipped copy", "[lo
   CHECK(loc.data_path == kShippedRoot);
   CHECK_THAT(loc.describe("ml-100k"),
              Catch::Contains("shipped with recbole-cpp in " + kShippedRoot + "/ml-100k"));
-  CHECK(DatasetOptions::from_config(build("ml-100k", {{"data_path", data_path}})).data_path ==
+  CHECK(DatasetOptions::from_config(config_of("ml-100k", {{"data_path", data_path}})).data_path ==
         kShippedRoot);
   // ensure_dataset neither downloads nor copies anything into data_path.
-  loc = ensure_dataset(build("ml-100k", {{"data_path", data_path}}));
+  loc = ensure_dataset(config_of("ml-100k", {{"data_path", data_path}}));
   CHECK(loc.copy == Copy::kShipped);
   CHECK_FALSE(fs::exists(data_path));
   // An empty folder (what a failed download leaves) does not count as the user's copy.
@@ -102,11 +82,11 @@ TEST_CASE("no shipped copy with download_url, benchmark_filename or a folder of 
   CHECK(locate_dataset("ml-100k", dir.path(), true).copy == Copy::kMissing);
   const std::string url = "file://" + dir.path() + "/ml-100k.zip";
   CHECK(DatasetOptions::from_config(
-            build("ml-100k", {{"data_path", dir.path()}, {"download_url", url}}))
+            config_of("ml-100k", {{"data_path", dir.path()}, {"download_url", url}}))
             .data_path == dir.path());
   // Pre-split files are the user's own.
-  CHECK(locate_dataset(build("ml-100k", {{"data_path", dir.path()},
-                                         {"benchmark_filename", "[train, valid, test]"}}))
+  CHECK(locate_dataset(config_of("ml-100k", {{"data_path", dir.path()},
+                                             {"benchmark_filename", "[train, valid, test]"}}))
             .copy == Copy::kDataPath);
   // A folder of misnamed files: the download's error names it rather than a shipped copy
   // hiding it.

@@ -4,9 +4,7 @@
 // SIGKILL at any moment leaves only whole, loadable checkpoints; --nproc=2 stops every rank.
 #include <catch2/catch.hpp>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,16 +20,14 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/distributed/dist_test_util.h"
 #include "trainer/resume_checkpoint.h"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-extern char** environ;
-
 namespace {
 
-const std::string kRun = std::string(RECBOLE_TOOLS_DIR) + "/recbole_run";
 const std::string kData = std::string(RECBOLE_SHARED_DIR) + "/datasets";
 
 std::string read_file(const fs::path& p) {
@@ -41,21 +37,14 @@ std::string read_file(const fs::path& p) {
   return s.str();
 }
 
-// recbole_run with `args`, its stdout and stderr to files in `dir`.
+// recbole_run with `args`, its stdout and stderr to a file in `dir` (started as the distributed
+// tests start processes: no launcher variables inherited).
 class Process {
  public:
   Process(const fs::path& dir, const std::vector<std::string>& args) : out_(dir / "out.txt") {
-    std::vector<std::string> argv_s = {kRun};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    REQUIRE(posix_spawn(&pid_, kRun.c_str(), &fa, nullptr, argv.data(), environ) == 0);
-    posix_spawn_file_actions_destroy(&fa);
+    std::vector<std::string> argv = {recbole::testing::kRun};
+    argv.insert(argv.end(), args.begin(), args.end());
+    pid_ = recbole::testing::start(argv, {}, out_.string()).pid;
   }
   // Until the output contains `text` (false when the process ended or 60 s passed first).
   bool wait_for(const std::string& text) {

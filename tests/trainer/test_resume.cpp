@@ -175,6 +175,20 @@ void check_same_end(const Outcome& whole, const Outcome& resumed) {
   }
 }
 
+// Stopped by `first`, resumed and stopped by `second`, resumed to the end: the same end as the
+// whole run (returned).
+Outcome check_stopped_twice(Runner& runner, const HandRun::Wrap& first,
+                            const HandRun::Wrap& second) {
+  const Outcome whole = runner.run("whole");
+  const Outcome a = runner.run("a", "", first);
+  REQUIRE(a.fit.stop_signal == SIGTERM);
+  const Outcome b = runner.run("a", a.fit.resume_path, second);
+  REQUIRE(b.fit.stop_signal == SIGTERM);
+  CHECK(b.fit.resume_path != a.fit.resume_path);
+  check_same_end(whole, runner.run("a", b.fit.resume_path));
+  return whole;
+}
+
 }  // namespace
 
 TEST_CASE("every trainable model stopped part-way through an epoch resumes bit for bit",
@@ -204,26 +218,13 @@ TEST_CASE("every trainable model stopped part-way through an epoch resumes bit f
 TEST_CASE("the fused BPR path stops and resumes bit for bit, also when stopped twice",
           "[trainer][resume]") {
   Runner runner("fused", "BPR", {{"epochs", "4"}, {"train_batch_size", "16"}});
-  const Outcome whole = runner.run("whole");
-  const Outcome first = runner.run("a", "", stop_in_epoch(1));
-  REQUIRE(first.fit.stop_signal == SIGTERM);
-  // Stopped again, after one more epoch started.
-  const Outcome second = runner.run("a", first.fit.resume_path, stop_in_epoch(2));
-  REQUIRE(second.fit.stop_signal == SIGTERM);
-  CHECK(second.fit.resume_path != first.fit.resume_path);
-  const Outcome resumed = runner.run("a", second.fit.resume_path);
-  check_same_end(whole, resumed);
+  check_stopped_twice(runner, stop_in_epoch(1), stop_in_epoch(2));
 }
 
 TEST_CASE("the generic path stopped twice, and stopped before its first batch, resumes exactly",
           "[trainer][resume]") {
   Runner runner("generic", "BPR", {{"fast_bpr", "false"}, {"train_batch_size", "32"}});
-  const Outcome whole = runner.run("whole");
-  const Outcome first = runner.run("a", "", stop_after_batch(3));
-  REQUIRE(first.fit.stop_signal == SIGTERM);
-  const Outcome second = runner.run("a", first.fit.resume_path, stop_after_batch(5));
-  REQUIRE(second.fit.stop_signal == SIGTERM);
-  check_same_end(whole, runner.run("a", second.fit.resume_path));
+  const Outcome whole = check_stopped_twice(runner, stop_after_batch(3), stop_after_batch(5));
 
   // A request before training: the checkpoint is of epoch 0, and resuming it is a whole run.
   const Outcome early = runner.run("b", "", [](auto s) {
