@@ -330,6 +330,24 @@ std::vector<EpochRecord> history_from_json(const nlohmann::json& j) {
 
 }  // namespace
 
+namespace {
+
+// The temporary files a killed process left beside the run's checkpoints (write_file_atomically
+// names them <file>.tmp-<pid>); the rename they were waiting for never came.
+void remove_temporary_files(const std::string& run) {
+  if (run.empty()) return;
+  const std::filesystem::path dir = std::filesystem::path(run).parent_path();
+  const std::string prefix = std::filesystem::path(run).filename().string();
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir.empty() ? "." : dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.find(".pth.tmp-") != std::string::npos)
+      std::filesystem::remove(e.path(), ec);
+  }
+}
+
+}  // namespace
+
 void Trainer::keep_best() {
   if (!dist_.is_main()) return;
   torch::NoGradGuard no_grad;
@@ -499,6 +517,7 @@ void Trainer::resume(const std::string& path) {
   }
   run_ = header.run;
   checkpoint_path_ = run_ + ".pth";
+  remove_temporary_files(run_);
   point_ = header.point;
   epoch_loss_ = meta.at("epoch_loss").get<double>();
   epoch_seconds_ = meta.at("epoch_seconds").get<double>();
