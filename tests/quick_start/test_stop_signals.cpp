@@ -187,13 +187,13 @@ TEST_CASE("a changed key on --resume is refused by name before any work", "[tool
 TEST_CASE("SIGKILL at 20 moments leaves only whole checkpoints, and resume: latest completes",
           "[tool][signals]") {
   std::mt19937 rng(2026);
-  std::uniform_int_distribution<int> delay_ms(150, 1100);
+  std::uniform_int_distribution<int> delay_ms(150, 800);
   int resumed_from_checkpoint = 0;
   for (int k = 0; k < 20; ++k) {
     const fs::path dir = fresh("kill-" + std::to_string(k));
     const int delay = delay_ms(rng);
     INFO("kill " << k << " after " << delay << " ms");
-    Process p(dir, bpr_args(dir, "killed.json", 40));
+    Process p(dir, bpr_args(dir, "killed.json", 25));
     std::this_thread::sleep_for(std::chrono::milliseconds(delay));
     p.signal(SIGKILL);
     p.wait();
@@ -212,7 +212,7 @@ TEST_CASE("SIGKILL at 20 moments leaves only whole checkpoints, and resume: late
         }
       }
     resumed_from_checkpoint += resume_files > 0;
-    std::vector<std::string> args = bpr_args(dir, "after.json", 40);
+    std::vector<std::string> args = bpr_args(dir, "after.json", 25);
     args.push_back("--resume=latest");
     Process again(dir, args);
     REQUIRE(again.wait() == 0);
