@@ -2,7 +2,6 @@
 
 #include <chrono>
 
-#include "recbole/utils/atomic_write.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 
@@ -72,7 +71,7 @@ void CheckpointWriter::run() {
     lock.unlock();
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      write_file_atomically(job.path, job.bytes(), job.what, /*durable=*/true);
+      write_file_atomically(job.path, job.bytes, job.what, /*durable=*/true);
       if (job.done) job.done(job.path);
     } catch (...) {
       lock.lock();

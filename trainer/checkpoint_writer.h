@@ -8,7 +8,7 @@
 // write waiting (not started) replaces that one: when epochs are shorter than the disk is slow,
 // only the newest resume checkpoint is worth writing.
 //
-// The job returns the file's bytes; it runs on the writer's thread, so it must only read data
+// The job produces the file's bytes; it runs on the writer's thread, so it must only read data
 // that the caller no longer changes (a snapshot). A failed write is reported by the next
 // submit() or wait() as the Error of write_file_atomically.
 #include <condition_variable>
@@ -20,11 +20,14 @@
 #include <string>
 #include <thread>
 
+#include "recbole/utils/atomic_write.h"
+
 namespace recbole::trainer {
 
 class CheckpointWriter {
  public:
-  using Bytes = std::function<std::string()>;
+  // Produces the file's bytes into the sink (recbole/utils/atomic_write.h).
+  using Bytes = std::function<void(const ByteSink& sink)>;
   // Runs on the writer's thread after a successful rename (e.g. removing older files).
   using Done = std::function<void(const std::string& path)>;
 

@@ -112,6 +112,16 @@ class Progress {
   int64_t total_;
 };
 
+// The job of the background writer: serialises a snapshot archive (see snapshot_module).
+CheckpointWriter::Bytes serialise(std::shared_ptr<torch::serialize::OutputArchive> archive) {
+  return [archive = std::move(archive)](const ByteSink& sink) {
+    archive->save_to([&](const void* data, size_t n) {
+      sink(data, n);
+      return n;
+    });
+  };
+}
+
 }  // namespace
 
 Error nan_loss_error(const std::string& model, int64_t epoch) {
@@ -254,14 +264,12 @@ int Trainer::train_epoch(int64_t epoch) {
 
 void Trainer::save_checkpoint(const std::string& path) const {
   if (!dist_.is_main()) return;
-  torch::serialize::OutputArchive archive;
-  model_.save(archive);
-  // Serialised in memory, then written by write_file_atomically: libtorch's file writer, on a
-  // full disk, throws from a destructor and aborts the process (std::terminate).
-  std::ostringstream bytes;
-  archive.save_to(bytes);
+  auto archive = std::make_shared<torch::serialize::OutputArchive>();
+  model_.save(*archive);
+  // Through write_file_atomically, not libtorch's file writer: that one, on a full disk, throws
+  // from a destructor and aborts the process (std::terminate).
   try {
-    write_file_atomically(path, bytes.str(), "the checkpoint", /*durable=*/true);
+    write_file_atomically(path, serialise(archive), "the checkpoint", /*durable=*/true);
   } catch (const Error& e) {
     throw Error("checkpoint_dir: " + std::string(e.what()) +
                 " (the previous checkpoint, if any, is kept)");
@@ -278,17 +286,6 @@ std::vector<torch::Tensor> model_state(models::Model& model) {
   std::vector<torch::Tensor> state = model.parameters();
   for (const torch::Tensor& b : model.buffers()) state.push_back(b);
   return state;
-}
-
-std::string archive_bytes(torch::serialize::OutputArchive& archive) {
-  std::ostringstream bytes;
-  archive.save_to(bytes);
-  return bytes.str();
-}
-
-// The job of the background writer: serialises a snapshot archive (see snapshot_module).
-CheckpointWriter::Bytes serialise(std::shared_ptr<torch::serialize::OutputArchive> archive) {
-  return [archive = std::move(archive)] { return archive_bytes(*archive); };
 }
 
 nlohmann::json metrics_json(const MetricValues& values) {
@@ -327,10 +324,6 @@ std::vector<EpochRecord> history_from_json(const nlohmann::json& j) {
   }
   return history;
 }
-
-}  // namespace
-
-namespace {
 
 // The temporary files a killed process left beside the run's checkpoints (write_file_atomically
 // names them <file>.tmp-<pid>); the rename they were waiting for never came.

@@ -26,6 +26,13 @@ bool sync_path(const std::filesystem::path& p) {
 
 void write_file_atomically(const std::string& path, const std::string& bytes,
                            const std::string& what, bool durable) {
+  write_file_atomically(
+      path, [&](const ByteSink& sink) { sink(bytes.data(), bytes.size()); }, what, durable);
+}
+
+void write_file_atomically(const std::string& path,
+                           const std::function<void(const ByteSink& sink)>& produce,
+                           const std::string& what, bool durable) {
   namespace fs = std::filesystem;
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   auto fail = [&](const std::string& reason) {
@@ -39,7 +46,20 @@ void write_file_atomically(const std::string& path, const std::string& bytes,
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw fail(std::strerror(errno));
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    // The sink never throws: a producer may call it again while unwinding (libtorch's writer
+    // does, from a destructor, where an exception ends the process). A failed write is
+    // remembered, the rest is dropped, and the error is raised once the producer returns.
+    int write_errno = 0;
+    try {
+      produce([&](const void* data, size_t n) {
+        if (write_errno) return;
+        out.write(static_cast<const char*>(data), static_cast<std::streamsize>(n));
+        if (!out) write_errno = errno ? errno : EIO;
+      });
+    } catch (const std::exception& e) {  // the producer's own failure
+      throw fail(e.what());
+    }
+    if (write_errno) throw fail(std::strerror(write_errno));
     out.flush();
     if (!out) throw fail(std::strerror(errno));
   }

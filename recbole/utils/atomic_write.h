@@ -1,5 +1,7 @@
 #pragma once
 // Writing a whole file so that nothing the user had is lost on failure.
+#include <cstddef>
+#include <functional>
 #include <string>
 
 namespace recbole {
@@ -11,6 +13,14 @@ namespace recbole {
 // the rename reach the disk (fsync of the file and of its folder) before this returns, so that a
 // power cut also finds the old file or the new one; checkpoints ask for it.
 void write_file_atomically(const std::string& path, const std::string& bytes,
+                           const std::string& what = "", bool durable = false);
+
+// The same, with the bytes handed to `sink` by `produce` in as many pieces as it likes: they
+// go to the file as they come, without a copy of the whole file in memory (a 170 MB checkpoint
+// serialised into a string first took twice as long to write).
+using ByteSink = std::function<void(const void* data, size_t n)>;
+void write_file_atomically(const std::string& path,
+                           const std::function<void(const ByteSink& sink)>& produce,
                            const std::string& what = "", bool durable = false);
 
 }  // namespace recbole
