@@ -294,13 +294,7 @@ RunResult run(const config::Config& config) {
   result.best_valid_result = fit.best_valid_result;
   result.epochs_run = fit.epochs_run;
   result.best_epoch = fit.best_epoch;
-  for (const trainer::EpochRecord& r : fit.history)
-    result.history.push_back(
-        {{"epoch", r.epoch},
-         {"train_loss", r.train_loss},
-         {"train_s", r.train_s},
-         {"valid_score", r.valid_score ? nlohmann::json(*r.valid_score) : nlohmann::json()},
-         {"eval_s", r.eval_s}});
+  result.history = trainer::history_to_json(fit.history);
   if (fit.stop_signal) return stopped_result(config, dist, fit, std::move(result), t_start);
   auto t_test = Clock::now();
   result.test_result = trainer.test(/*load_best=*/true);

@@ -36,8 +36,8 @@ struct RunResult {
   int64_t best_epoch = -1;
   RunTiming timing;
   double peak_rss_mb = 0;
-  // Per epoch: {"epoch","train_loss","train_s","valid_score","eval_s"} (valid_score null when
-  // the epoch was not validated).
+  // Per epoch: {"epoch","train_loss","train_s","valid_score","valid_result","eval_s"}
+  // (trainer::history_to_json).
   nlohmann::json history = nlohmann::json::array();
   // A run stopped by a signal (recbole/utils/stop_signal.h): the signal, and the resume
   // checkpoint to continue from with --resume=PATH. No test was run.

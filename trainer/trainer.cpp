@@ -300,31 +300,6 @@ MetricValues metrics_from_json(const nlohmann::json& j) {
   return values;
 }
 
-nlohmann::json history_json(const std::vector<EpochRecord>& history) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const EpochRecord& r : history)
-    j.push_back({{"epoch", r.epoch},
-                 {"train_loss", r.train_loss},
-                 {"train_s", r.train_s},
-                 {"valid_score", r.valid_score ? nlohmann::json(*r.valid_score) : nullptr},
-                 {"eval_s", r.eval_s}});
-  return j;
-}
-
-std::vector<EpochRecord> history_from_json(const nlohmann::json& j) {
-  std::vector<EpochRecord> history;
-  for (const auto& e : j) {
-    EpochRecord r;
-    r.epoch = e.at("epoch").get<int64_t>();
-    r.train_loss = e.at("train_loss").get<double>();
-    r.train_s = e.at("train_s").get<double>();
-    if (!e.at("valid_score").is_null()) r.valid_score = e.at("valid_score").get<double>();
-    r.eval_s = e.at("eval_s").get<double>();
-    history.push_back(r);
-  }
-  return history;
-}
-
 // The temporary files a killed process left beside the run's checkpoints (write_file_atomically
 // names them <file>.tmp-<pid>); the rename they were waiting for never came.
 void remove_temporary_files(const std::string& run) {
@@ -404,7 +379,7 @@ std::shared_ptr<torch::serialize::OutputArchive> Trainer::resume_archive() {
       {"train_seconds", result_.train_seconds},
       {"eval_seconds", result_.eval_seconds},
       {"checkpoint_path", result_.checkpoint_path},
-      {"history", history_json(result_.history)},
+      {"history", history_to_json(result_.history)},
       {"optimizers", step_ ? step_->count() : 0},
       {"best_tensors", best_state_.size()},
   };
@@ -510,7 +485,9 @@ void Trainer::resume(const std::string& path) {
   }
   run_ = header.run;
   checkpoint_path_ = run_ + ".pth";
-  remove_temporary_files(run_);
+  // Rank 0 writes the run's files, so only it may clear them (another rank would race its
+  // writes).
+  if (dist_.is_main()) remove_temporary_files(run_);
   point_ = header.point;
   epoch_loss_ = meta.at("epoch_loss").get<double>();
   epoch_seconds_ = meta.at("epoch_seconds").get<double>();
@@ -543,6 +520,37 @@ void Trainer::load_checkpoint(const std::string& path) {
   torch::serialize::InputArchive archive;
   archive.load_from(path, device_.device());
   model_.load(archive);
+}
+
+nlohmann::json history_to_json(const std::vector<EpochRecord>& history) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const EpochRecord& r : history) {
+    nlohmann::json valid = nlohmann::json::object();
+    for (const auto& [k, v] : r.valid_result) valid[k] = v;
+    j.push_back({{"epoch", r.epoch},
+                 {"train_loss", r.train_loss},
+                 {"train_s", r.train_s},
+                 {"valid_score", r.valid_score ? nlohmann::json(*r.valid_score) : nullptr},
+                 {"valid_result", valid},
+                 {"eval_s", r.eval_s}});
+  }
+  return j;
+}
+
+std::vector<EpochRecord> history_from_json(const nlohmann::json& j) {
+  std::vector<EpochRecord> history;
+  for (const auto& e : j) {
+    EpochRecord r;
+    r.epoch = e.at("epoch").get<int64_t>();
+    r.train_loss = e.at("train_loss").get<double>();
+    r.train_s = e.at("train_s").get<double>();
+    if (!e.at("valid_score").is_null()) r.valid_score = e.at("valid_score").get<double>();
+    for (const auto& [k, v] : e.at("valid_result").items())
+      r.valid_result.emplace_back(k, v.get<double>());
+    r.eval_s = e.at("eval_s").get<double>();
+    history.push_back(r);
+  }
+  return history;
 }
 
 MetricValues Trainer::validate() {
@@ -638,7 +646,7 @@ FitResult Trainer::fit() {
       const int stopped = train_epoch(epoch);
       epoch_seconds_ += seconds_since(t0);
       if (stopped) return stop_run(stopped);
-      EpochRecord record{epoch, epoch_loss_, epoch_seconds_, std::nullopt, 0};
+      EpochRecord record{epoch, epoch_loss_, epoch_seconds_, std::nullopt, {}, 0};
       result.train_seconds.push_back(epoch_seconds_);
       result.epochs_run = epoch + 1;
       log::info("epoch " + std::to_string(epoch) + " training [time: " + fixed(epoch_seconds_, 2) +
@@ -653,6 +661,7 @@ FitResult Trainer::fit() {
         result.eval_seconds.push_back(seconds_since(t0));
         const double score = pick(valid);
         record.valid_score = score;
+        record.valid_result = valid;
         record.eval_s = result.eval_seconds.back();
         // Ties improve (RecBole).
         const double best = best_score_.value_or(bigger ? -std::numeric_limits<double>::infinity()

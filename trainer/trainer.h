@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "models/model.h"
 #include "recbole/evaluator/evaluator.h"
 #include "recbole/pipeline/training_source.h"
@@ -43,8 +45,15 @@ struct EpochRecord {
   double train_loss = 0;
   double train_s = 0;
   std::optional<double> valid_score;  // when the epoch was validated
+  MetricValues valid_result;          // every validation metric (empty when not validated)
   double eval_s = 0;
 };
+
+// [{"epoch","train_loss","train_s","valid_score","valid_result":{metric: value},"eval_s"}, ...]
+// (valid_score null and valid_result {} for an epoch not validated): the result file's history,
+// and the resume checkpoint's.
+nlohmann::json history_to_json(const std::vector<EpochRecord>& history);
+std::vector<EpochRecord> history_from_json(const nlohmann::json& j);
 
 struct FitResult {
   std::optional<double> best_valid_score;
