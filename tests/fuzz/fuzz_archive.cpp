@@ -13,6 +13,7 @@
 
 namespace fs = std::filesystem;
 
+// NOLINTNEXTLINE(readability-identifier-naming): the name libFuzzer calls
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string archive = recbole::fuzz::write_scratch_file("input.archive", data, size);
   const fs::path dest = recbole::fuzz::scratch_dir() / "out";

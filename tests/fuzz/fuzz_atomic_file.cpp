@@ -12,6 +12,7 @@
 #include "recbole/utils/error.h"
 #include "tests/fuzz/fuzz_input.h"
 
+// NOLINTNEXTLINE(readability-identifier-naming): the name libFuzzer calls
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const uint8_t mode = data[0];

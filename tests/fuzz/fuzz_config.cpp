@@ -32,6 +32,7 @@ void declare_fuzz_model() {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-identifier-naming): the name libFuzzer calls
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool declared = (declare_fuzz_model(), true);
   (void)declared;

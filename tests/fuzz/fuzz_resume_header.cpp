@@ -9,6 +9,7 @@
 #include "tests/fuzz/fuzz_input.h"
 #include "trainer/resume_checkpoint.h"
 
+// NOLINTNEXTLINE(readability-identifier-naming): the name libFuzzer calls
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = recbole::fuzz::write_scratch_file("resume.pth", data, size);
   try {
