@@ -8,6 +8,7 @@
 // The model registry lives in the libtorch area; instead of linking it, this target declares one
 // model's keys itself (FuzzModel: an int with a bound, a float, a string with choices, a list),
 // which reaches the same model-key paths of the config at no libtorch cost.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
