@@ -12,6 +12,7 @@ packages=(
   libopenblas-dev libopenblas0-pthread
   python3 zip
   clang-format clang-tidy
+  clang libclang-rt-14-dev  # the fuzz targets (tests/fuzz/, docs/testing.md): libFuzzer
   iproute2  # the multi-host tests (tests/distributed/test_multihost.cpp) make network namespaces
 )
 

@@ -11,6 +11,7 @@
 #include "recbole/config/config_keys.h"
 #include "recbole/config/embedded_configs.h"
 #include "recbole/config/model_keys.h"
+#include "recbole/config/yaml_documents.h"
 #include "recbole/evaluator/metric_registry.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
@@ -159,12 +160,13 @@ class ConfigBuilder {
   static Entries read_yaml(const std::string& text, const std::string& file) {
     YAML::Node doc;
     try {
-      std::vector<YAML::Node> docs = YAML::LoadAll(text);
-      if (docs.size() > 1)
-        throw ConfigError(at_line(file, std::max(docs[1].Mark().line, 0)) +
+      // Not YAML::LoadAll, which never returns on some texts (yaml_documents.h).
+      const std::vector<YAML::Mark> starts = yaml_document_starts(text, 1);
+      if (starts.size() > 1)
+        throw ConfigError(at_line(file, std::max(starts[1].line, 0)) +
                           ": a second YAML document (after ---); expected one document of "
                           "`key: value` lines per file (give several files instead)");
-      if (!docs.empty()) doc = docs[0];
+      if (!starts.empty()) doc = YAML::Load(text);
     } catch (const YAML::ParserException& e) {
       throw ConfigError(at_line(file, std::max(e.mark.line, 0)) + ": YAML syntax error: " + e.msg +
                         tab_hint(text));

@@ -78,7 +78,10 @@ class LineReader {
     if (start > 0 && fseeko(file_, static_cast<off_t>(start), SEEK_SET) != 0) {
       throw DataError(path + ": read error: " + std::strerror(errno));
     }
-    buffer_.resize(kChunkBytes);
+    // A small file gets a buffer of its own size: zeroing 8 MiB per file dominated reading the
+    // many small files of tests (and made the fuzzer ~10x slower).
+    const int64_t rest = std::max<int64_t>(file_size_ - start, 0);
+    buffer_.resize(static_cast<size_t>(std::min<int64_t>(kChunkBytes, rest + 1)));
   }
   ~LineReader() {
     if (file_ != nullptr) std::fclose(file_);

@@ -24,6 +24,13 @@ struct ArchiveCloser {
   void operator()(archive* a) const { archive_read_free(a); }
 };
 
+// libarchive's message for the last error. It may have none (a zip entry with unknown flags
+// fails without one, found by the archive fuzzer): appending a null char* crashed.
+std::string error_text(archive* a) {
+  const char* text = archive_error_string(a);
+  return text ? text : "no reason given by libarchive";
+}
+
 // The entry's path as components, or a reason to refuse it.
 std::vector<std::string> split_entry_path(const std::string& path, std::string* refusal) {
   std::vector<std::string> parts;
@@ -60,7 +67,7 @@ ExtractStats extract_archive_safely(const std::string& archive_path, const std::
   archive_read_support_filter_all(a.get());
   archive_read_support_format_all(a.get());
   if (archive_read_open_filename(a.get(), archive_path.c_str(), 1 << 16) != ARCHIVE_OK)
-    throw DataError(archive_path + ": cannot read the archive: " + archive_error_string(a.get()));
+    throw DataError(archive_path + ": cannot read the archive: " + error_text(a.get()));
 
   ExtractStats stats;
   int entries = 0;
@@ -70,8 +77,7 @@ ExtractStats extract_archive_safely(const std::string& archive_path, const std::
     int rc = archive_read_next_header(a.get(), &entry);
     if (rc == ARCHIVE_EOF) break;
     if (rc < ARCHIVE_WARN)
-      throw DataError(archive_path +
-                      ": corrupt or unsupported archive: " + archive_error_string(a.get()));
+      throw DataError(archive_path + ": corrupt or unsupported archive: " + error_text(a.get()));
     if (++entries > kMaxEntries)
       throw DataError(archive_path + ": more than " + std::to_string(kMaxEntries) +
                       " entries; refusing to extract");
@@ -120,7 +126,7 @@ ExtractStats extract_archive_safely(const std::string& archive_path, const std::
       la_ssize_t n = archive_read_data(a.get(), buffer.data(), buffer.size());
       if (n == 0) break;
       if (n < 0) {
-        std::string why = archive_error_string(a.get()) ? archive_error_string(a.get()) : "";
+        const std::string why = error_text(a.get());
         close(fd);
         throw refuse("cannot decompress: " + why);
       }

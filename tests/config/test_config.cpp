@@ -662,6 +662,11 @@ TEST_CASE("missing files and YAML syntax errors", "[config]") {
   // A second document used to be dropped unread (with its invalid value).
   std::string multi = dir.write("multi.yaml", "epochs: 1\n---\nlearning_rate: abc\n");
   CHECK(error_of([&] { build_with({multi}); }).rfind(multi + ":3: a second YAML document", 0) == 0);
+  // yaml-cpp 0.7's LoadAll never returned on a document starting with a stray ',' (config
+  // fuzzer, tests/fuzz/regressions/config/yaml-leading-comma-hang); YAML::Load read it as empty.
+  std::string comma = dir.write("comma.yaml", ", 0.1]}\n  order: RO\n");
+  CHECK(error_of([&] { build_with({comma}); }) ==
+        comma + ":1: YAML syntax error: unexpected ',' (a flow indicator outside [...] or {...})");
   std::string tab = dir.write("tab.yaml", "eval_args:\n\tmode: full\n");
   CHECK(error_of([&] { build_with({tab}); }).find("a tab indents line 2") != std::string::npos);
   // Nine levels of aliases, 10 references each: 10⁹ values to check (the run hung).

@@ -94,3 +94,19 @@ TEST_CASE("extract reports files that are not archives", "[download][archive]") 
   CHECK_THROWS_WITH(extract_archive_safely(tmp / "page.zip", tmp / "out", 1 << 20),
                     Catch::Contains("page.zip") && Catch::Contains("archive"));
 }
+
+TEST_CASE("an archive error without a message from libarchive is still a DataError",
+          "[download][archive]") {
+  // A zip entry with unknown flags fails without an error string; appending the null char*
+  // crashed (archive fuzzer, tests/fuzz/regressions/archive/zip-null-error-string).
+  TempDir tmp;
+  std::filesystem::create_directories(tmp / "out");
+  const std::string input =
+      std::string(RECBOLE_SOURCE_DIR) + "/tests/fuzz/regressions/archive/zip-null-error-string";
+  try {
+    extract_archive_safely(input, tmp / "out", int64_t(1) << 20);
+    FAIL("no error");
+  } catch (const recbole::DataError& e) {
+    CHECK(std::string(e.what()).find(input + ": corrupt or unsupported archive: ") == 0);
+  }
+}
