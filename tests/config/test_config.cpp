@@ -659,9 +659,10 @@ TEST_CASE("missing files and YAML syntax errors", "[config]") {
         dup + ":3: key \"epochs\" is given twice (first at line 1)");
   std::string empty = dir.write("empty.yaml", "# nothing here\n");
   CHECK(error_of([&] { build_with({empty}); }) == "");
-  // A second document used to be dropped unread (with its invalid value).
+  // A second document used to be dropped unread (with its invalid value); the error names the
+  // line of its `---`.
   std::string multi = dir.write("multi.yaml", "epochs: 1\n---\nlearning_rate: abc\n");
-  CHECK(error_of([&] { build_with({multi}); }).rfind(multi + ":3: a second YAML document", 0) == 0);
+  CHECK(error_of([&] { build_with({multi}); }).rfind(multi + ":2: a second YAML document", 0) == 0);
   // yaml-cpp 0.7's LoadAll never returned on a document starting with a stray ',' (config
   // fuzzer, tests/fuzz/regressions/config/yaml-leading-comma-hang); YAML::Load read it as empty.
   std::string comma = dir.write("comma.yaml", ", 0.1]}\n  order: RO\n");
