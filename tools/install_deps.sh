@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libtorch-dev libgloo-dev
   libyaml-cpp-dev libeigen3-dev catch2
-  libcurl4-openssl-dev libarchive-dev libspdlog-dev libfmt-dev
+  libcurl4-openssl-dev libarchive-dev zlib1g-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libcli11-dev libbenchmark-dev
   libopenblas-dev libopenblas0-pthread
   python3 zip

@@ -11,6 +11,7 @@
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
+#include "trainer/checkpoint_file.h"
 
 namespace recbole::trainer {
 namespace {
@@ -33,17 +34,20 @@ std::map<std::string, std::string> parse_snapshot(const std::string& yaml) {
 }  // namespace
 
 ResumeHeader read_resume_header(const std::string& path) {
-  if (!fs::exists(path)) throw Error("resume checkpoint " + path + " does not exist");
   torch::serialize::InputArchive archive;
+  try {
+    load_checkpoint_archive(path, "resume checkpoint", archive);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) +
+                "; use an older resume checkpoint of the run, or start afresh");
+  }
   c10::IValue meta;
   try {
-    archive.load_from(path);
     archive.read("resume_meta", meta);
-  } catch (const std::exception&) {  // c10::Error, or the TorchScript reader's own errors
+  } catch (const std::exception&) {  // c10::Error: no such record
     throw Error("resume checkpoint " + path +
-                " cannot be read (truncated, corrupt, or not a resume checkpoint: a best-model "
-                "checkpoint cannot be resumed); use an older resume checkpoint of the run, or "
-                "start afresh");
+                " is not a resume checkpoint (a best-model checkpoint cannot be resumed); use a "
+                "-resume- checkpoint of the run, or start afresh");
   }
   ResumeHeader h;
   try {

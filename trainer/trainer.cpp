@@ -24,6 +24,7 @@
 #include "recbole/utils/memory.h"
 #include "recbole/utils/stop_signal.h"
 #include "recbole/utils/text.h"
+#include "trainer/checkpoint_file.h"
 #include "trainer/gradient_exchange.h"
 
 namespace recbole::trainer {
@@ -111,16 +112,6 @@ class Progress {
   std::string label_;
   int64_t total_;
 };
-
-// The job of the background writer: serialises a snapshot archive (see snapshot_module).
-CheckpointWriter::Bytes serialise(std::shared_ptr<torch::serialize::OutputArchive> archive) {
-  return [archive = std::move(archive)](const ByteSink& sink) {
-    archive->save_to([&](const void* data, size_t n) {
-      sink(data, n);
-      return n;
-    });
-  };
-}
 
 }  // namespace
 
@@ -269,7 +260,7 @@ void Trainer::save_checkpoint(const std::string& path) const {
   // Through write_file_atomically, not libtorch's file writer: that one, on a full disk, throws
   // from a destructor and aborts the process (std::terminate).
   try {
-    write_file_atomically(path, serialise(archive), "the checkpoint", /*durable=*/true);
+    write_file_atomically(path, checkpoint_bytes(archive), "the checkpoint", /*durable=*/true);
   } catch (const Error& e) {
     throw Error("checkpoint_dir: " + std::string(e.what()) +
                 " (the previous checkpoint, if any, is kept)");
@@ -329,7 +320,7 @@ void Trainer::keep_best() {
   if (seconds_since(last_best_write_) < kWriteShare * writer_->last_seconds("best")) return;
   auto archive = std::make_shared<torch::serialize::OutputArchive>();
   snapshot_module(model_, *archive);
-  writer_->submit("best", checkpoint_path_, "the checkpoint", serialise(std::move(archive)));
+  writer_->submit("best", checkpoint_path_, "the checkpoint", checkpoint_bytes(std::move(archive)));
   best_unwritten_ = false;
   last_best_write_ = Clock::now();
 }
@@ -349,7 +340,7 @@ void Trainer::write_best() {
   auto archive = std::make_shared<torch::serialize::OutputArchive>();
   snapshot_module(model_, *archive);
   for (size_t k = 0; k < live.size(); ++k) live[k].copy_(current[k]);
-  writer_->submit("best", checkpoint_path_, "the checkpoint", serialise(std::move(archive)));
+  writer_->submit("best", checkpoint_path_, "the checkpoint", checkpoint_bytes(std::move(archive)));
   best_unwritten_ = false;
   last_best_write_ = Clock::now();
 }
@@ -421,7 +412,7 @@ std::string Trainer::write_resume(bool wait) {
     auto archive = resume_archive();
     resume_snapshot_s_ += seconds_since(t0);
     ++resume_writes_;
-    writer_->submit("resume", path, "the resume checkpoint", serialise(std::move(archive)),
+    writer_->submit("resume", path, "the resume checkpoint", checkpoint_bytes(std::move(archive)),
                     [run, keep](const std::string& written) {
                       std::vector<std::string> files = resume_files_of(run);
                       files.erase(std::remove(files.begin(), files.end(), written), files.end());
@@ -438,7 +429,7 @@ std::string Trainer::write_resume(bool wait) {
 void Trainer::resume(const std::string& path) {
   const ResumeHeader header = read_resume_header(path);
   torch::serialize::InputArchive archive;
-  archive.load_from(path, device_.device());
+  load_checkpoint_archive(path, "resume checkpoint", archive, device_.device());
   c10::IValue meta_value;
   archive.read("resume_meta", meta_value);
   const nlohmann::json meta = nlohmann::json::parse(meta_value.toStringRef());
@@ -516,9 +507,8 @@ void Trainer::resume(const std::string& path) {
 }
 
 void Trainer::load_checkpoint(const std::string& path) {
-  if (!std::filesystem::exists(path)) throw Error("checkpoint " + path + " does not exist");
   torch::serialize::InputArchive archive;
-  archive.load_from(path, device_.device());
+  load_checkpoint_archive(path, "checkpoint", archive, device_.device());
   model_.load(archive);
 }
 

@@ -1,7 +1,7 @@
 // Fuzz target: the resume-checkpoint header reader (trainer/resume_checkpoint.h) on arbitrary
-// bytes. libtorch's zip and pickle readers are not instrumented (libtorch is a prebuilt library),
-// so coverage guides the fuzzer through our code only; crashes and non-recbole exceptions
-// anywhere are still findings.
+// bytes: the checksum trailer (trainer/checkpoint_file.h) first, then libtorch's archive and the
+// header's JSON. libtorch is prebuilt and not instrumented; a mutated file fails the checksum
+// before it reaches libtorch, whose reader crashed on such files (docs/testing.md).
 #include <cstddef>
 #include <cstdint>
 

@@ -12,9 +12,11 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
+#include "recbole/utils/atomic_write.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/stop_signal.h"
 #include "tests/trainer/hand_run.h"
+#include "trainer/checkpoint_file.h"
 #include "trainer/resume_checkpoint.h"
 
 namespace fs = std::filesystem;
@@ -296,12 +298,32 @@ TEST_CASE("a resume checkpoint that does not fit is refused with the key or the 
     std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
   }
   CHECK_THROWS_WITH(recbole::trainer::read_resume_header(cut),
-                    Catch::Contains(cut) && Catch::Contains("cannot be read"));
-  const std::string future = path + ".v99.pth";
+                    Catch::Contains(cut) && Catch::Contains("cut short") &&
+                        Catch::Contains("use an older resume checkpoint"));
+  // One byte changed in the middle: the checksum catches it before libtorch parses the file.
+  const std::string flipped = path + ".flipped.pth";
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x10);
+    std::ofstream(flipped, std::ios::binary) << bytes;
+  }
+  CHECK_THROWS_WITH(recbole::trainer::read_resume_header(flipped),
+                    Catch::Contains(flipped) && Catch::Contains("checksum does not match"));
+  // libtorch's own file, without the trailer: not a recbole-cpp checkpoint.
+  const std::string bare = path + ".bare.pth";
   {
     torch::serialize::OutputArchive a;
-    a.write("resume_meta", c10::IValue(std::string(R"({"format": 99})")));
-    a.save_to(future);
+    a.write("resume_meta", c10::IValue(std::string(R"({"format": 1})")));
+    a.save_to(bare);
+  }
+  CHECK_THROWS_WITH(recbole::trainer::read_resume_header(bare),
+                    Catch::Contains(bare) && Catch::Contains("no checksum trailer"));
+  const std::string future = path + ".v99.pth";
+  {
+    auto a = std::make_shared<torch::serialize::OutputArchive>();
+    a->write("resume_meta", c10::IValue(std::string(R"({"format": 99})")));
+    recbole::write_file_atomically(future, recbole::trainer::checkpoint_bytes(a));
   }
   CHECK_THROWS_WITH(recbole::trainer::read_resume_header(future),
                     Catch::Contains("format 99") && Catch::Contains(future));
