@@ -68,7 +68,13 @@ int main(int argc, char** argv) {
     if (!sources.model.empty())
       throw ConfigError("--model: recbole_compare takes --models=A,B,...");
     for (const auto& [k, v] : sources.command_line)
-      if (k == "seed") throw ConfigError("--seed: recbole_compare takes --seeds=S1,S2,...");
+      if (k == "seed") {
+        throw ConfigError("--seed: recbole_compare takes --seeds=S1,S2,...");
+      } else if (k == "result_file") {
+        throw ConfigError(
+            "--result_file: recbole_compare sets each run's own; the comparison "
+            "goes to --output_dir");
+      }
 
     experiment::CompareOptions o;
     o.models = split_list(tv["models"]);

@@ -85,6 +85,11 @@ int main(int argc, char** argv) {
     o.dataset = config.dataset();
     o.config_files = sources.config_files;
     o.overrides = sources.command_line;
+    for (const auto& [k, v] : o.overrides)
+      if (k == "result_file")
+        throw ConfigError(
+            "--result_file: recbole_hyper sets each trial's own; the search's "
+            "results go to --output_dir");
     o.params_file = tv["params_file"];
     o.space = experiment::read_search_space(o.params_file, experiment::config_key_check(o.model));
     for (const experiment::Parameter& p : o.space.params)

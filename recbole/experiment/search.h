@@ -43,7 +43,7 @@ class SearchAlgorithm {
  public:
   virtual ~SearchAlgorithm() = default;
   // The configuration of trial `index` (0, 1, ...), given the successful trials finished so far
-  // in the order they were proposed; nullopt when the algorithm has nothing more to try.
+  // in the order they finished; nullopt when the algorithm has nothing more to try.
   virtual std::optional<Assignment> propose(size_t index, const std::vector<Observation>& done) = 0;
 };
 

@@ -12,9 +12,10 @@
 //    "result_file":"trials/0.json"}
 // inside {"model","dataset","algo","valid_metric":"mrr@10","valid_metric_bigger":true,
 // "params":[{"name","kind","args":[-8,0]} | {"name","kind":"choice","values":[32,64]}],
-// "started":"2026-11-26T12:00:00Z","seconds","interrupted","parallel","max_evals",
-// "best_trial":3 (null when no trial succeeded),"trials":[...]}: status is "ok", "failed" or
-// "interrupted", valid_score null when the trial has none (trial_json below builds the entry).
+// "started":"2026-11-26T12:00:00Z","seconds","interrupted","parallel","max_evals" (the trials
+// planned: --max_evals, or the grid when smaller),"best_trial":3 (null when no trial
+// succeeded),"trials":[...]} sorted by id: status is "ok", "failed" or "interrupted",
+// valid_score null when the trial has none (trial_json below builds the entry).
 #include <cstddef>
 #include <functional>
 #include <optional>

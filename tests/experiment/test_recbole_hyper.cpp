@@ -174,6 +174,12 @@ TEST_CASE("recbole_hyper: mistakes are reported before any trial starts") {
     CHECK_THAT(log, Catch::Contains(ranged + ":1: learning_rate loguniform: exhaustive search "
                                              "needs every parameter as `choice [...]`"));
   }
+  SECTION("a result file, which each trial has of its own") {
+    const auto [rc, log] =
+        hyper({"--params_file=" + good, "--result_file=r.json", "--output_dir=" + dir + "/out"});
+    CHECK(rc == 1);
+    CHECK_THAT(log, Catch::Contains("--result_file: recbole_hyper sets each trial's own"));
+  }
   SECTION("a bad value of an option every trial gets") {
     const auto [rc, log] =
         hyper({"--params_file=" + good, "--epochs=-3", "--output_dir=" + dir + "/out"});
