@@ -9,7 +9,8 @@ include(CMakePackageConfigHelpers)
 
 set(RECBOLE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/recbole)
 
-install(TARGETS recbole_core recbole_download recbole_data recbole_evaluator recbole_train recbole
+install(TARGETS recbole_core recbole_download recbole_data recbole_evaluator recbole_report
+                recbole_train recbole
         EXPORT recboleTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT recboleTargets NAMESPACE recbole:: DESTINATION ${RECBOLE_INSTALL_CMAKEDIR})

@@ -9,6 +9,7 @@ packages=(
   libyaml-cpp-dev libeigen3-dev catch2
   libcurl4-openssl-dev libarchive-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libcli11-dev libbenchmark-dev
+  libkainjow-mustache-dev  # the HTML reports' templates (recbole/report/), header-only
   libopenblas-dev libopenblas0-pthread
   python3 zip
   clang-format clang-tidy
