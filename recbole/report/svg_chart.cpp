@@ -295,6 +295,8 @@ std::string line_chart(const LineChart& chart) {
   for (const auto& s : chart.series) names.push_back(s.name);
   double top = kTitleHeight + 8;
   top += legend(svg, names, top + 6);
+  // The marker's label gets a band of its own above the plot, where no curve passes.
+  if (chart.marker_x) top += 14;
   Axis x = linear_axis(x_lo, x_hi, chart.integer_x, 8);
   Axis y = linear_axis(y_lo, y_hi, false, 6);
   const double left = left_margin(y);
@@ -303,15 +305,13 @@ std::string line_chart(const LineChart& chart) {
   place_y(y, top);
   axes(svg, x, y, chart.x_label, chart.y_label, top, left, /*x_grid=*/false);
 
-  if (chart.marker_x && std::isfinite(*chart.marker_x) && *chart.marker_x >= x.lo &&
-      *chart.marker_x <= x.hi) {
-    const double px = x.px(*chart.marker_x);
-    svg.line(px, top, px, kHeight - kBottom,
+  // The marker's line under the curves, its label over them.
+  const bool marked = chart.marker_x && std::isfinite(*chart.marker_x) && *chart.marker_x >= x.lo &&
+                      *chart.marker_x <= x.hi;
+  const double marker_px = marked ? x.px(*chart.marker_x) : 0;
+  if (marked)
+    svg.line(marker_px, top, marker_px, kHeight - kBottom,
              "class=\"marker\" stroke=\"#b00020\" stroke-width=\"1.5\" stroke-dasharray=\"5,4\"");
-    const bool near_right = px > kWidth - kRight - text_width(chart.marker_label) - 8;
-    svg.text(near_right ? px - 5 : px + 5, top + 14, chart.marker_label,
-             near_right ? "end" : "start", "class=\"marker-label\" fill=\"#b00020\"");
-  }
   for (size_t s = 0; s < data.size(); ++s) {
     std::vector<std::pair<double, double>> px;
     for (const auto& [dx, dy] : data[s]) px.emplace_back(x.px(dx), y.px(dy));
@@ -323,6 +323,12 @@ std::string line_chart(const LineChart& chart) {
     if (px.size() == 1)
       svg.raw("<circle class=\"point\" cx=\"" + num(px[0].first) + "\" cy=\"" + num(px[0].second) +
               "\" r=\"4\" fill=\"" + colour + "\"/>\n");
+  }
+  if (marked) {
+    // Centred on the line, moved in where it would leave the chart.
+    const double half = text_width(chart.marker_label) / 2;
+    const double cx = std::clamp(marker_px, half + 4, kWidth - half - 4);
+    svg.text(cx, top - 4, chart.marker_label, "middle", "class=\"marker-label\" fill=\"#b00020\"");
   }
   return svg.done();
 }
