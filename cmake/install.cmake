@@ -9,7 +9,7 @@ include(CMakePackageConfigHelpers)
 
 set(RECBOLE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/recbole)
 
-install(TARGETS recbole_core recbole_download recbole_data recbole_evaluator recbole_experiment
+install(TARGETS recbole_core recbole_download recbole_data recbole_evaluator recbole_experiment recbole_report
                 recbole_train recbole
         EXPORT recboleTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -14,11 +14,13 @@
 
 #include "models/model.h"
 #include "recbole/config/config.h"
+#include "recbole/config/config_entries.h"
 #include "recbole/data/dataset.h"
 #include "recbole/data/dataset_location.h"
 #include "recbole/data/split.h"
 #include "recbole/evaluator/evaluator.h"
 #include "recbole/pipeline/task_pipeline.h"
+#include "recbole/report/html_report.h"
 #include "recbole/utils/device_manager.h"
 #include "recbole/utils/dist.h"
 #include "recbole/utils/dist_agreement.h"
@@ -92,22 +94,39 @@ void check_output_paths(const config::Config& config) {
                         "\" is a file; expected a directory (created when missing)");
     require_writable_dir(config, key, p);
   }
-  if (config.is_null("result_file")) return;
-  const fs::path p(config.get_string("result_file"));
-  if (fs::is_directory(p, ec))
-    throw ConfigError(config.source("result_file") + ": result_file: \"" + p.string() +
-                      "\" is a directory; expected the path of a JSON file");
-  for (fs::path parent = p.parent_path(); !parent.empty(); parent = parent.parent_path()) {
-    if (fs::exists(parent, ec)) {
-      if (!fs::is_directory(parent, ec))
-        throw ConfigError(config.source("result_file") + ": result_file: \"" + p.string() +
-                          "\": \"" + parent.string() + "\" is a file, not a directory");
-      break;
+  // The output files: a folder there, or a file on the way to it, fails now rather than after
+  // training.
+  for (const auto& [key, what] : {std::pair<const char*, const char*>{"result_file", "a JSON file"},
+                                  std::pair<const char*, const char*>{"report", "an HTML file"}}) {
+    if (config.is_null(key)) continue;
+    const fs::path p(config.get_string(key));
+    if (fs::is_directory(p, ec))
+      throw ConfigError(config.source(key) + ": " + key + ": \"" + p.string() +
+                        "\" is a directory; expected the path of " + what);
+    for (fs::path parent = p.parent_path(); !parent.empty(); parent = parent.parent_path()) {
+      if (fs::exists(parent, ec)) {
+        if (!fs::is_directory(parent, ec))
+          throw ConfigError(config.source(key) + ": " + key + ": \"" + p.string() + "\": \"" +
+                            parent.string() + "\" is a file, not a directory");
+        break;
+      }
+      if (parent == parent.parent_path()) break;
     }
-    if (parent == parent.parent_path()) break;
+    require_writable_dir(config, key, p.has_parent_path() ? p.parent_path() : fs::path("."));
   }
-  require_writable_dir(config, "result_file",
-                       p.has_parent_path() ? p.parent_path() : fs::path("."));
+}
+
+// Rank 0 writes the result file and the report, each when asked for, atomically.
+void write_outputs(const config::Config& config, Dist& dist, const RunResult& result) {
+  if (!dist.is_main()) return;
+  if (config.is_null("result_file") && config.is_null("report")) return;
+  const nlohmann::json j = result.to_json();
+  if (!config.is_null("result_file"))
+    write_file_atomically(config.get_string("result_file"), j.dump(2) + "\n");
+  if (!config.is_null("report")) {
+    write_file_atomically(config.get_string("report"), report::render_run_report(j), "the report");
+    log::info("report: " + config.get_string("report"));
+  }
 }
 
 // Makes sure the dataset's files exist (data_path, else a shipped copy, else a download: see
@@ -148,8 +167,7 @@ RunResult stopped_result(const config::Config& config, Dist& dist, const trainer
   result.timing.eval_s_per_epoch = mean(fit.eval_seconds);
   result.timing.total_s = seconds_since(t_start);
   result.peak_rss_mb = peak_rss_mb();
-  if (dist.is_main() && !config.is_null("result_file"))
-    write_file_atomically(config.get_string("result_file"), result.to_json().dump(2) + "\n");
+  write_outputs(config, dist, result);
   if (fit.resume_path.empty())
     log::info(std::string("stopped by ") + signal_name(fit.stop_signal) +
               ": nothing to resume; rerun the command");
@@ -184,6 +202,17 @@ nlohmann::json RunResult::to_json() const {
                  {"eval_s_per_epoch", timing.eval_s_per_epoch},
                  {"total_s", timing.total_s}};
   j["peak_rss_mb"] = peak_rss_mb;
+  j["config"] = nlohmann::json::array();
+  for (const ConfigValue& c : config)
+    j["config"].push_back(
+        {{"section", c.section}, {"key", c.key}, {"value", c.value}, {"source", c.source}});
+  j["dataset_stats"] = {{"n_users", dataset_stats.n_users},
+                        {"n_items", dataset_stats.n_items},
+                        {"n_interactions", dataset_stats.n_interactions},
+                        {"sparsity", dataset_stats.sparsity},
+                        {"train", dataset_stats.train},
+                        {"valid", dataset_stats.valid},
+                        {"test", dataset_stats.test}};
   return j;
 }
 
@@ -243,6 +272,12 @@ RunResult run(const config::Config& config) {
   const data::SplitDataset split = data::split_dataset(dataset, options);
   RunResult result;
   result.timing.data_s = seconds_since(t0);
+  for (const config::ConfigEntry& e : config::config_entries(config))
+    result.config.push_back({e.section, e.key, e.value, e.source});
+  result.dataset_stats = {dataset.n_users(),           dataset.n_items(),
+                          dataset.n_inters(),          dataset.sparsity(),
+                          int64_t(split.train.size()), int64_t(split.valid.size()),
+                          int64_t(split.test.size())};
   log::info(dataset.summary());
   log::info("split sizes: train " + std::to_string(split.train.size()) + ", valid " +
             std::to_string(split.valid.size()) + ", test " + std::to_string(split.test.size()));
@@ -308,8 +343,7 @@ RunResult run(const config::Config& config) {
   const int places = static_cast<int>(config.get_int("metric_decimal_place"));
   log::info("best valid : " + evaluator::format_metrics(result.best_valid_result, places));
   log::info("test result: " + evaluator::format_metrics(result.test_result, places));
-  if (dist.is_main() && !config.is_null("result_file"))
-    write_file_atomically(config.get_string("result_file"), result.to_json().dump(2) + "\n");
+  write_outputs(config, dist, result);
   log::set_file("");
   return result;
 }

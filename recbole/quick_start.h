@@ -25,6 +25,26 @@ struct RunTiming {
   double total_s = 0;
 };
 
+// The dataset after filtering, as the log's summary counts it (ids include the padding id 0),
+// and the interactions of each split.
+struct DatasetStats {
+  int64_t n_users = 0;
+  int64_t n_items = 0;
+  int64_t n_interactions = 0;
+  double sparsity = 0;  // 1 - interactions / (users · items)
+  int64_t train = 0;
+  int64_t valid = 0;
+  int64_t test = 0;
+};
+
+// One key of the effective configuration, as the log prints it at the start.
+struct ConfigValue {
+  std::string section;  // "General Hyper Parameters", ...
+  std::string key;
+  std::string value;   // YAML text
+  std::string source;  // "configs/overall.yaml:12", "--epochs", ...
+};
+
 struct RunResult {
   std::string model;
   std::string dataset;
@@ -36,6 +56,8 @@ struct RunResult {
   int64_t best_epoch = -1;
   RunTiming timing;
   double peak_rss_mb = 0;
+  std::vector<ConfigValue> config;
+  DatasetStats dataset_stats;
   // Per epoch: {"epoch","train_loss","train_s","valid_score","valid_result","eval_s"}
   // (trainer::history_to_json).
   nlohmann::json history = nlohmann::json::array();
@@ -46,8 +68,11 @@ struct RunResult {
   bool interrupted() const { return stop_signal != 0; }
 
   // {"model","dataset","best_valid_score","best_valid_result":{...},"test_result":{...},
-  //  "epochs_run","best_epoch","history":[...],"timing":{...},"peak_rss_mb","interrupted"}
-  // and, when interrupted, "stop_signal" and "resume_checkpoint".
+  //  "epochs_run","best_epoch","history":[...],"timing":{...},"peak_rss_mb","interrupted",
+  //  "config":[{"section","key","value","source"}...],"dataset_stats":{"n_users","n_items",
+  //  "n_interactions","sparsity","train","valid","test"}}
+  // and, when interrupted, "stop_signal" and "resume_checkpoint". The run report
+  // (recbole/report/html_report.h) is rendered from this document.
   nlohmann::json to_json() const;
 };
 
@@ -59,7 +84,9 @@ RunResult run_recbole(const std::string& model, const std::string& dataset,
 // Runs an experiment from a built config. Rank and world size come from the launcher (see
 // detect_dist_settings); a single process never creates a process group. A stop request
 // (stop_signal.h) ends training cleanly: the result says interrupted, with the resume
-// checkpoint; the `resume` key continues such a run.
+// checkpoint; the `resume` key continues such a run. With `result_file` and `report` set, rank 0
+// writes the result as JSON and as an HTML report there (also for a stopped run); both paths are
+// checked before any work.
 RunResult run(const config::Config& config);
 
 }  // namespace recbole

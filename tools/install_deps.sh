@@ -1,7 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian (bookworm) packages recbole-cpp needs to build, test and run.
 # Idempotent: packages already present are left alone; safe to re-run.
+#   --browser   also Chromium (~300 MB), for the test that loads the HTML reports in a browser
+#               ("report:browser", skipped without it; CI installs it)
 set -euo pipefail
+
+browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --browser) browser=1 ;;
+    *) echo "usage: tools/install_deps.sh [--browser]" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
@@ -9,12 +19,17 @@ packages=(
   libyaml-cpp-dev libeigen3-dev catch2
   libcurl4-openssl-dev libarchive-dev zlib1g-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libcli11-dev libbenchmark-dev
+  libkainjow-mustache-dev  # the HTML reports' templates (recbole/report/), header-only
   libopenblas-dev libopenblas0-pthread
   python3 zip
   clang-format clang-tidy
   clang libclang-rt-14-dev  # the fuzz targets (tests/fuzz/, docs/testing.md): libFuzzer
   iproute2  # the multi-host tests (tests/distributed/test_multihost.cpp) make network namespaces
 )
+
+if [ "$browser" -eq 1 ]; then
+  packages+=(chromium fonts-dejavu-core)  # headless Chromium and the reports' font
+fi
 
 missing=()
 for p in "${packages[@]}"; do

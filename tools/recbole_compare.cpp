@@ -37,7 +37,8 @@ constexpr const char* kUsage =
     "                       then PATH)\n"
     "  --key=value          given to every run\n"
     "  --version            print the version\n\n"
-    "Writes DIR/compare.json, DIR/compare.csv and DIR/runs/<model>-<seed>.{json,log}.\n";
+    "Writes DIR/compare.json, DIR/compare.csv, DIR/report.html (bar charts with the sd as\n"
+    "error bars) and DIR/runs/<model>-<seed>.{json,log}.\n";
 
 const std::vector<std::string> kToolKeys = {"models",   "seeds",      "config_files",
                                             "parallel", "output_dir", "recbole_run"};

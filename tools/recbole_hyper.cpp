@@ -40,7 +40,8 @@ constexpr const char* kUsage =
     "  --config_files=a.yaml,b.yaml and any --key=value: given to every trial\n"
     "  --version            print the version\n\n"
     "Writes DIR/trials.json, DIR/trials.csv, DIR/best.yaml (the best trial's values, for\n"
-    "--config_files) and DIR/trials/<id>.{json,log}. SIGINT/SIGTERM stop the running trials\n"
+    "--config_files), DIR/report.html (score against each parameter, the trials) and\n"
+    "DIR/trials/<id>.{json,log}. SIGINT/SIGTERM stop the running trials\n"
     "cleanly and keep every finished one.\n";
 
 const std::vector<std::string> kToolKeys = {"params_file", "algo",       "max_evals",

@@ -38,6 +38,8 @@ void print_help() {
                "  --nproc=N --world_size=W --offset=K --ip=HOST [--port=P]\n"
                "                   on each of several machines: ranks K..K+N-1 of W here\n"
                "  --result_file=P  write the result as JSON to P\n"
+               "  --report=P       write an HTML report of the run to P (recbole_report renders\n"
+               "                   one from a result file)\n"
                "  --version        print the version\n\n"
                "models, by task (name, input type, description):\n"
             << recbole::models::models_help_text();

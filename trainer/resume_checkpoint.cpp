@@ -86,25 +86,11 @@ const std::vector<std::string>& keys_free_on_resume() {
   // Stopping, logging and output locations; thread counts (results do not depend on them);
   // where the data and the rendezvous are (they move with a requeued job). Everything else
   // changes what the run computes.
-  static const std::vector<std::string> keys = {"epochs",
-                                                "stopping_step",
-                                                "state",
-                                                "show_progress",
-                                                "log_dir",
-                                                "result_file",
-                                                "checkpoint_dir",
-                                                "checkpoint_keep",
-                                                "resume",
-                                                "data_path",
-                                                "num_threads",
-                                                "worker",
-                                                "gpu_id",
-                                                "ip",
-                                                "port",
-                                                "socket_ifname",
-                                                "dist_timeout",
-                                                "download_timeout",
-                                                "download_retries"};
+  static const std::vector<std::string> keys = {
+      "epochs",      "stopping_step", "state",          "show_progress",    "log_dir",
+      "result_file", "report",        "checkpoint_dir", "checkpoint_keep",  "resume",
+      "data_path",   "num_threads",   "worker",         "gpu_id",           "ip",
+      "port",        "socket_ifname", "dist_timeout",   "download_timeout", "download_retries"};
   return keys;
 }
 

@@ -22,6 +22,7 @@
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/memory.h"
+#include "recbole/utils/progress.h"
 #include "recbole/utils/stop_signal.h"
 #include "recbole/utils/text.h"
 #include "trainer/checkpoint_file.h"
@@ -92,26 +93,6 @@ std::string checkpoint_name(const config::Config& config, Dist& dist) {
       .string();
 }
 
-// A one-line progress bar on stderr, only when stderr is a terminal.
-class Progress {
- public:
-  Progress(bool enabled, std::string label, int64_t total)
-      : enabled_(enabled && ::isatty(2)), label_(std::move(label)), total_(total) {}
-  void tick(int64_t done) {
-    if (!enabled_ || total_ <= 0) return;
-    const int width = 30;
-    const int filled = static_cast<int>(width * done / total_);
-    std::fprintf(stderr, "\r%s [%s%s] %lld/%lld", label_.c_str(), std::string(filled, '#').c_str(),
-                 std::string(width - filled, ' ').c_str(), static_cast<long long>(done),
-                 static_cast<long long>(total_));
-    if (done == total_) std::fprintf(stderr, "\r\033[K");
-  }
-
- private:
-  bool enabled_;
-  std::string label_;
-  int64_t total_;
-};
 
 }  // namespace
 
@@ -208,9 +189,22 @@ int Trainer::train_epoch(int64_t epoch) {
   // A resumed epoch does not run its start hooks again: the model's training state holds what
   // they prepared (Model::save_training_state).
   if (point_.pass == 0 && point_.batch == 0) model_.on_epoch_start(epoch);
+  // A model with several passes per epoch sees a new order in each: pass p of epoch e walks
+  // the source's order number e · passes + p (one pass: the epoch's own order).
+  const int64_t passes = fast_ ? 1 : std::max<int64_t>(model_.passes_per_epoch(), 1);
+  // The epoch's batches, over all its passes, drawn by rank 0 on the reporter's own thread: the
+  // batch loop pays one atomic increment per batch.
+  const int64_t batches = source_->batches_per_epoch();
+  ProgressOptions progress_options;
+  progress_options.label = "Train " + std::to_string(epoch);
+  progress_options.total = passes * batches;
+  progress_options.done = point_.pass * batches + point_.batch;
+  progress_options.enabled = config_.get_bool("show_progress") && dist_.is_main();
+  Progress progress(progress_options);
   int stop = 0;
   auto after_batch = [&] {
     ++point_.batch;
+    progress.advance();
     stop = agreed_stop();
     return stop != 0;
   };
@@ -220,9 +214,6 @@ int Trainer::train_epoch(int64_t epoch) {
     fast_->train_epoch(epoch_loss_, after_batch);
     if (stop) return stop;
   } else {
-    // A model with several passes per epoch sees a new order in each: pass p of epoch e walks
-    // the source's order number e · passes + p (one pass: the epoch's own order).
-    const int64_t passes = std::max<int64_t>(model_.passes_per_epoch(), 1);
     // Summed on the device: one device→host sync per epoch rather than per batch. (A float
     // tensor holds the float sum exactly, so a resumed epoch goes on from the same value.)
     torch::Tensor total = torch::full({}, epoch_loss_, device_.float_options());
@@ -232,8 +223,6 @@ int Trainer::train_epoch(int64_t epoch) {
         source_->skip_batches(point_.batch);
       else
         model_.on_pass_start(point_.pass);
-      Progress progress(config_.get_bool("show_progress") && dist_.is_main(),
-                        "Train " + std::to_string(epoch), source_->batches_per_epoch());
       data::Batch batch;
       while (source_->next(batch)) {
         torch::Tensor loss = model_.train_step(device_.place(batch), *step_);
@@ -243,7 +232,6 @@ int Trainer::train_epoch(int64_t epoch) {
           epoch_loss_ = total.item<double>();
           return stop;
         }
-        progress.tick(point_.batch);
       }
     }
     epoch_loss_ = total.item<double>();

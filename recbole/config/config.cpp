@@ -8,6 +8,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "recbole/config/config_entries.h"
 #include "recbole/config/config_keys.h"
 #include "recbole/config/embedded_configs.h"
 #include "recbole/config/model_keys.h"
@@ -623,32 +624,15 @@ void Config::set(const std::string& key, const std::string& yaml_value, const st
 }
 
 std::string Config::dump() const {
-  // Categories in a fixed order; every "Model: ..." category prints under one heading.
-  const std::vector<std::pair<std::string, std::string>> sections = {
-      {kCategoryGeneral, "General Hyper Parameters"},
-      {kCategoryTraining, "Training Hyper Parameters"},
-      {kCategoryEvaluation, "Evaluation Hyper Parameters"},
-      {kCategoryDataset, "Dataset Hyper Parameters"},
-      {kCategoryDistributed, "Distributed Hyper Parameters"},
-      {kCategoryModelPrefix, "Model Hyper Parameters"}};
   std::ostringstream os;
-  bool first = true;
-  for (const auto& [cat, title] : sections) {
-    std::vector<std::string> lines;
-    const std::vector<KeyDecl> section_keys =
-        cat == kCategoryModelPrefix ? model_keys(model_) : declared_keys();
-    for (const auto& decl : section_keys) {
-      bool in_section = cat == kCategoryModelPrefix || decl.category == cat;
-      auto it = values_.find(decl.name);
-      if (!in_section || it == values_.end()) continue;
-      lines.push_back(decl.name + " = " + node_text(it->second.value) + "    (" +
-                      it->second.source + ")");
+  std::string section;
+  for (const ConfigEntry& e : config_entries(*this)) {
+    if (e.section != section) {
+      if (!section.empty()) os << "\n";
+      section = e.section;
+      os << section << ":\n";
     }
-    if (lines.empty()) continue;
-    if (!first) os << "\n";
-    first = false;
-    os << title << ":\n";
-    for (const auto& l : lines) os << l << "\n";
+    os << e.key << " = " << e.value << "    (" << e.source << ")\n";
   }
   return os.str();
 }

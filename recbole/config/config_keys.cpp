@@ -91,6 +91,10 @@ std::vector<KeyDecl> make_declarations() {
       Key("result_file", kStr, kGen)
           .null()
           .help("When set, the final results are written there as JSON"),
+      Key("report", kStr, kGen)
+          .null()
+          .help("When set, an HTML report of the run is written there (curves per epoch, results, "
+                "timing, dataset, configuration; also for a stopped run)"),
       Key("show_progress", kBool, kGen).help("Show progress bars for training and evaluation"),
       Key("save_dataset", kBool, kGen)
           .shape("false")

@@ -37,7 +37,7 @@ struct DownloadOptions {
   double timeout_s = 30;         // connect timeout, and give up after this long without data
   int retries = 3;               // further attempts after a transient failure
   double retry_backoff_s = 1.0;  // wait before the first retry; doubles each time (max 60 s)
-  bool show_progress = true;     // progress bar on stderr, only when stderr is a terminal
+  bool show_progress = true;     // progress on stderr (recbole/utils/progress.h)
   int64_t max_extracted_bytes = int64_t(32) << 30;  // refuse archives expanding beyond this
 };
 

@@ -12,11 +12,13 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
+#include "recbole/utils/progress.h"
 
 namespace recbole::data {
 namespace {
@@ -45,18 +47,6 @@ std::string trim(std::string s) {
   size_t i = 0;
   while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
   return s.substr(i);
-}
-
-std::string human_bytes(double n) {
-  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-  int u = 0;
-  while (n >= 1000 && u < 4) {
-    n /= 1000;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.1f %s", n, units[u]);
-  return buf;
 }
 
 int64_t file_size_of_fd(int fd) {
@@ -107,12 +97,10 @@ struct Transfer {
   curl_off_t last_dlnow = -1;
   Clock::time_point last_data = Clock::now();
 
-  // Progress bar.
+  // Progress (recbole/utils/progress.h), from the first body byte on, when asked for.
   bool show_progress = false;
   std::string label;
-  Clock::time_point started = Clock::now();
-  Clock::time_point last_draw{};
-  bool drew = false;
+  std::unique_ptr<Progress> progress;
 };
 
 size_t on_header(char* data, size_t size, size_t count, void* user) {
@@ -177,6 +165,15 @@ bool start_body(Transfer* t) {
     t->abort_permanent = true;
     return false;
   }
+  if (t->show_progress) {
+    ProgressOptions o;
+    o.label = t->label;
+    o.total = t->total;
+    o.done = t->offset;
+    o.bytes = true;
+    o.keep_at_end = true;
+    t->progress = std::make_unique<Progress>(o);
+  }
   if (t->offset == 0) {
     // Remember what identifies this version of the file so a resume can ask for the same one.
     std::string validator = !t->etag.empty() ? t->etag : t->last_modified;
@@ -201,31 +198,8 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
     done += size_t(w);
   }
   t->received += int64_t(n);
+  if (t->progress) t->progress->set_done(t->offset + t->received);
   return n;
-}
-
-void draw_progress(Transfer* t, bool final_line) {
-  auto now = Clock::now();
-  if (!final_line && t->drew && now - t->last_draw < std::chrono::milliseconds(250)) return;
-  t->last_draw = now;
-  t->drew = true;
-  double seconds = std::chrono::duration<double>(now - t->started).count();
-  double have = double(t->offset + t->received);
-  std::string line = "\r" + t->label + "  ";
-  if (t->total > 0) {
-    int percent = int(100.0 * have / double(t->total));
-    int filled = std::min(30, percent * 30 / 100);
-    line += "[" + std::string(size_t(filled), '#') + std::string(size_t(30 - filled), ' ') + "] " +
-            std::to_string(percent) + "%  " + human_bytes(have) + " / " +
-            human_bytes(double(t->total));
-  } else {
-    line += human_bytes(have);
-  }
-  if (seconds > 0) line += "  " + human_bytes(double(t->received) / seconds) + "/s";
-  line += "   ";
-  if (final_line) line += "\n";
-  std::fputs(line.c_str(), stderr);
-  std::fflush(stderr);
 }
 
 int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t) {
@@ -240,7 +214,6 @@ int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t
     t->abort_reason = "timed out: no data for " + t->stall_text + " s";
     return 1;
   }
-  if (t->show_progress && t->body_started) draw_progress(t, false);
   return 0;
 }
 
@@ -282,7 +255,7 @@ AttemptResult attempt(const std::string& url, int fd, const std::string& origin_
   t.origin_path = origin_path;
   t.url = url;
   t.label = label;
-  t.show_progress = opts.show_progress && isatty(STDERR_FILENO);
+  t.show_progress = opts.show_progress;
   t.is_http = starts_with_nocase(url, "http://") || starts_with_nocase(url, "https://");
   t.stall_limit =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opts.timeout_s));
@@ -330,7 +303,7 @@ AttemptResult attempt(const std::string& url, int fd, const std::string& origin_
   CURLcode rc = curl_easy_perform(curl);
   long code = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
-  if (t.show_progress && t.drew) draw_progress(&t, true);
+  t.progress.reset();  // the last state, before any message about the attempt
   curl_slist_free_all(headers);
   curl_easy_cleanup(curl);
 

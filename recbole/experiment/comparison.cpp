@@ -7,6 +7,7 @@
 
 #include "recbole/experiment/table_text.h"
 #include "recbole/experiment/trial_runner.h"
+#include "recbole/report/html_report.h"
 #include "recbole/utils/atomic_write.h"
 #include "recbole/utils/error.h"
 
@@ -142,6 +143,8 @@ CompareResult run_comparison(const CompareOptions& o, std::ostream& out) {
     aggregate_comparison(doc);
     write_file_atomically((dir / "compare.json").string(), doc.dump(2) + "\n", "compare.json");
     write_file_atomically((dir / "compare.csv").string(), comparison_csv(doc), "compare.csv");
+    write_file_atomically((dir / "report.html").string(), report::render_compare_report(doc),
+                          "report.html");
   };
 
   out << "recbole_compare: " << o.models.size() << " model(s) x " << o.seeds.size()

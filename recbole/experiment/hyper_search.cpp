@@ -10,6 +10,7 @@
 #include "recbole/experiment/search.h"
 #include "recbole/experiment/table_text.h"
 #include "recbole/experiment/trial_runner.h"
+#include "recbole/report/html_report.h"
 #include "recbole/utils/atomic_write.h"
 
 namespace recbole::experiment {
@@ -145,6 +146,8 @@ HyperSearchResult run_hyper_search(const HyperSearchOptions& o, std::ostream& ou
     write_file_atomically((dir / "trials.csv").string(), trials_csv(doc), "trials.csv");
     const std::string best = best_yaml(doc, rerun);
     if (!best.empty()) write_file_atomically((dir / "best.yaml").string(), best, "best.yaml");
+    write_file_atomically((dir / "report.html").string(), report::render_search_report(doc),
+                          "report.html");
   };
 
   out << "recbole_hyper: " << o.algo << " search of " << o.model << " on " << o.dataset << ", "

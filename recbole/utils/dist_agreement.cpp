@@ -73,7 +73,8 @@ bool key_may_differ_between_ranks(const std::string& key) {
   static const std::set<std::string> per_rank = {
       "data_path", "checkpoint_dir", "log_dir",      "result_file",       "nproc",
       "offset",    "local_rank",     "num_threads",  "torch_num_threads", "show_progress",
-      "state",     "socket_ifname",  "download_url", "download_timeout",  "download_retries"};
+      "state",     "socket_ifname",  "download_url", "download_timeout",  "download_retries",
+      "report"};
   return per_rank.count(key) > 0;
 }
 

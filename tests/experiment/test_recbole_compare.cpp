@@ -69,6 +69,9 @@ TEST_CASE("recbole_compare: two models over two seeds, mean and sample sd of eac
   // The table: a row per model with mean ± sd.
   CHECK(recbole::testing::count(log, " ± ") >= 2 * static_cast<int>(c["metrics"].size()));
   const std::vector<std::string> csv = lines_of(slurp(out + "/compare.csv"));
+  // The report: one bar per model in each metric's chart.
+  const std::string html = slurp(out + "/report.html");
+  CHECK_THAT(html, Catch::Contains("<svg") && Catch::Contains("Pop") && Catch::Contains("BPR"));
   REQUIRE(csv.size() == 3);
   CHECK_THAT(csv[0], Catch::StartsWith("model,runs_ok,"));
   CHECK_THAT(csv[1], Catch::StartsWith("Pop,2,"));

@@ -84,6 +84,10 @@ TEST_CASE("recbole_hyper: a 2x2 exhaustive BPR search, and its best configuratio
   CHECK_THAT(csv[4], Catch::EndsWith(",ok,"));
 
   const std::string best_yaml = slurp(out + "/best.yaml");
+  // The report: a scatter per parameter, with every successful trial.
+  CHECK_THAT(slurp(out + "/report.html"), Catch::Contains("<svg") &&
+                                              Catch::Contains("learning_rate") &&
+                                              Catch::Contains("embedding_size"));
   CHECK(best_yaml.find("trial " + std::to_string(best["id"].get<int>()) + ", valid mrr@10") !=
         std::string::npos);
   const YAML::Node y = YAML::Load(best_yaml);

@@ -131,7 +131,8 @@ TEST_CASE("SIGTERM and SIGINT stop recbole_run cleanly, and --resume ends where 
       Process whole(dir, bpr_args(dir, "whole.json", epochs));
       REQUIRE(whole.wait() == 0);
 
-      Process stopped(dir, bpr_args(dir, "stopped.json", epochs));
+      Process stopped(dir, bpr_args(dir, "stopped.json", epochs,
+                                    {"--report=" + (dir / "stopped.html").string()}));
       REQUIRE(stopped.wait_for("epoch 5 training"));
       stopped.signal(sig);
       REQUIRE(stopped.wait() == code);
@@ -142,6 +143,10 @@ TEST_CASE("SIGTERM and SIGINT stop recbole_run cleanly, and --resume ends where 
       CHECK(s.at("history").size() == s.at("epochs_run").get<size_t>());
       const std::string path = resume_from_log(stopped.output());
       CHECK(s.at("resume_checkpoint") == path);
+      // The report of the stopped run says so.
+      const std::string report = read_file(dir / "stopped.html");
+      CHECK(report.find("Interrupted by ") != std::string::npos);
+      CHECK(report.find("--resume=" + path) != std::string::npos);
 
       std::vector<std::string> args = bpr_args(dir, "resumed.json", epochs);
       args.push_back("--resume=" + path);
