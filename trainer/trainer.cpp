@@ -93,7 +93,6 @@ std::string checkpoint_name(const config::Config& config, Dist& dist) {
       .string();
 }
 
-
 }  // namespace
 
 Error nan_loss_error(const std::string& model, int64_t epoch) {
