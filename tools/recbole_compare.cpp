@@ -54,10 +54,6 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
-bool is_default(const recbole::config::Config& config, const std::string& key) {
-  return config.source(key).rfind("configs/", 0) == 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,8 +89,7 @@ int main(int argc, char** argv) {
     o.config_files = experiment::parse_compare_config_files(tv["config_files"], o.models);
     o.overrides = sources.command_line;
     // Each model's configuration, checked once before any run starts.
-    bool default_threads = true, default_checkpoints = true, default_logs = true,
-         default_keep = true;
+    std::vector<config::Config> configs;
     for (const std::string& model : o.models) {
       models::find_model(model);
       config::ConfigSources s = sources;
@@ -102,30 +97,23 @@ int main(int argc, char** argv) {
       s.model_source = "--models";
       s.default_dataset = "ml-100k";
       s.config_files = o.config_files.for_model(model);
-      const config::Config config = config::Config::build(s);
-      o.dataset = config.dataset();
-      default_threads = default_threads && is_default(config, "num_threads");
-      default_checkpoints = default_checkpoints && is_default(config, "checkpoint_dir");
-      default_logs = default_logs && is_default(config, "log_dir");
-      default_keep = default_keep && is_default(config, "checkpoint_keep");
+      configs.push_back(config::Config::build(s));
+      o.dataset = configs.back().dataset();
     }
-    size_t parallel = 1;
-    if (tv.count("parallel")) {
-      const auto v = config::parse_int(tv["parallel"]);
-      if (!v || *v < 1)
-        throw ConfigError("--parallel: expected an integer >= 1, got \"" + tv["parallel"] + "\"");
-      parallel = static_cast<size_t>(*v);
+    std::vector<const config::Config*> all;
+    bool default_threads = true;
+    for (const config::Config& c : configs) {
+      all.push_back(&c);
+      default_threads = default_threads && experiment::from_defaults(c, "num_threads");
     }
-    o.parallel = parallel;
-    o.num_threads = default_threads ? experiment::threads_per_trial(parallel) : 0;
+    o.parallel = experiment::count_option(tv, "parallel", 1);
+    o.num_threads = default_threads ? experiment::threads_per_trial(o.parallel) : 0;
     o.recbole_run = experiment::find_recbole_run(tv.count("recbole_run") ? tv["recbole_run"] : "");
     o.output_dir = tv.count("output_dir") && !tv["output_dir"].empty()
                        ? tv["output_dir"]
                        : experiment::default_output_dir("compare", o.dataset);
     experiment::prepare_output_dir(o.output_dir, "--output_dir");
-    if (default_checkpoints) o.run_only.emplace_back("checkpoint_dir", o.output_dir + "/saved");
-    if (default_logs) o.run_only.emplace_back("log_dir", o.output_dir + "/log");
-    if (default_keep) o.run_only.emplace_back("checkpoint_keep", "0");
+    o.run_only = experiment::outputs_inside(all, o.output_dir);
 
     install_stop_handlers();
     const experiment::CompareResult r = experiment::run_comparison(o, std::cout);

@@ -8,7 +8,6 @@
 
 #include "models/model.h"
 #include "recbole/config/config.h"
-#include "recbole/config/yaml_scalar.h"
 #include "recbole/experiment/hyper_search.h"
 #include "recbole/experiment/search.h"
 #include "recbole/experiment/trial_runner.h"
@@ -47,22 +46,6 @@ constexpr const char* kUsage =
 const std::vector<std::string> kToolKeys = {"params_file", "algo",       "max_evals",
                                             "parallel",    "output_dir", "recbole_run"};
 
-size_t positive(const std::map<std::string, std::string>& values, const std::string& key,
-                size_t fallback) {
-  auto it = values.find(key);
-  if (it == values.end()) return fallback;
-  const auto v = recbole::config::parse_int(it->second);
-  if (!v || *v < 1)
-    throw recbole::ConfigError("--" + key + ": expected an integer >= 1, got \"" + it->second +
-                               "\"");
-  return static_cast<size_t>(*v);
-}
-
-// A key whose value came from the shipped defaults (not from the user's files or options).
-bool is_default(const recbole::config::Config& config, const std::string& key) {
-  return config.source(key).rfind("configs/", 0) == 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,25 +82,21 @@ int main(int argc, char** argv) {
           throw ConfigError(p.where + ": " + p.name + " is searched and also given as --" + k +
                             "=" + v + "; expected one or the other");
     o.algo = tv.count("algo") ? tv["algo"] : "exhaustive";
-    o.max_evals = positive(tv, "max_evals", 100);
-    o.parallel = positive(tv, "parallel", 1);
+    o.max_evals = experiment::count_option(tv, "max_evals", 100);
+    o.parallel = experiment::count_option(tv, "parallel", 1);
     o.seed = static_cast<uint64_t>(config.get_int("seed"));
     experiment::make_search(o.algo, o.space, o.seed, o.max_evals);  // checks --algo
     o.valid_metric = to_lower(config.get_string("valid_metric"));
     o.valid_metric_bigger = config.get_bool("valid_metric_bigger");
-    o.num_threads =
-        is_default(config, "num_threads") ? experiment::threads_per_trial(o.parallel) : 0;
+    o.num_threads = experiment::from_defaults(config, "num_threads")
+                        ? experiment::threads_per_trial(o.parallel)
+                        : 0;
     o.recbole_run = experiment::find_recbole_run(tv.count("recbole_run") ? tv["recbole_run"] : "");
     o.output_dir = tv.count("output_dir") && !tv["output_dir"].empty()
                        ? tv["output_dir"]
                        : experiment::default_output_dir("hyper", o.model + "-" + o.dataset);
     experiment::prepare_output_dir(o.output_dir, "--output_dir");
-    // Checkpoints and logs of the trials stay inside the output folder unless asked otherwise.
-    if (is_default(config, "checkpoint_dir"))
-      o.trial_only.emplace_back("checkpoint_dir", o.output_dir + "/saved");
-    if (is_default(config, "log_dir")) o.trial_only.emplace_back("log_dir", o.output_dir + "/log");
-    // A finished trial needs no resume checkpoint (a search is not resumed trial by trial).
-    if (is_default(config, "checkpoint_keep")) o.trial_only.emplace_back("checkpoint_keep", "0");
+    o.trial_only = experiment::outputs_inside({&config}, o.output_dir);
 
     install_stop_handlers();
     const experiment::HyperSearchResult r = experiment::run_hyper_search(o, std::cout);

@@ -16,6 +16,8 @@
 #include <sstream>
 #include <thread>
 
+#include "recbole/config/config.h"
+#include "recbole/config/yaml_scalar.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/stop_signal.h"
 
@@ -251,6 +253,35 @@ void prepare_output_dir(const std::string& dir, const std::string& flag) {
                       "\": " + std::strerror(errno));
   ::close(fd);
   fs::remove(probe, ec);
+}
+
+bool from_defaults(const config::Config& config, const std::string& key) {
+  return config.source(key).rfind("configs/", 0) == 0;
+}
+
+std::vector<std::pair<std::string, std::string>> outputs_inside(
+    const std::vector<const config::Config*>& configs, const std::string& output_dir) {
+  const std::vector<std::pair<std::string, std::string>> inside = {
+      {"checkpoint_dir", output_dir + "/saved"},
+      {"log_dir", output_dir + "/log"},
+      {"checkpoint_keep", "0"}};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, value] : inside) {
+    bool all_default = true;
+    for (const config::Config* c : configs) all_default = all_default && from_defaults(*c, key);
+    if (all_default) out.emplace_back(key, value);
+  }
+  return out;
+}
+
+size_t count_option(const std::map<std::string, std::string>& options, const std::string& flag,
+                    size_t fallback) {
+  const auto it = options.find(flag);
+  if (it == options.end()) return fallback;
+  const auto v = config::parse_int(it->second);
+  if (!v || *v < 1)
+    throw ConfigError("--" + flag + ": expected an integer >= 1, got \"" + it->second + "\"");
+  return static_cast<size_t>(*v);
 }
 
 std::string default_output_dir(const std::string& prefix, const std::string& name) {

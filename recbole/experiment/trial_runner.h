@@ -18,11 +18,17 @@
 // valid_score null when the trial has none (trial_json below builds the entry).
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+namespace recbole::config {
+class Config;
+}
 
 namespace recbole::experiment {
 
@@ -80,6 +86,21 @@ size_t threads_per_trial(size_t parallel);
 // Creates `dir` (with its parents) and checks that a file can be written there, by creating and
 // removing one; ConfigError naming `flag` and the folder otherwise.
 void prepare_output_dir(const std::string& dir, const std::string& flag);
+
+// Whether `key` of `config` still has the shipped default (its source is configs/...), i.e. the
+// user did not set it.
+bool from_defaults(const config::Config& config, const std::string& key);
+
+// What every run of a search or comparison gets so that its files stay in `output_dir`:
+// checkpoint_dir output_dir/saved, log_dir output_dir/log, checkpoint_keep 0 (a search is not
+// resumed run by run), each only where every config of `configs` left the key at its default.
+std::vector<std::pair<std::string, std::string>> outputs_inside(
+    const std::vector<const config::Config*>& configs, const std::string& output_dir);
+
+// The tool's own option `flag` (from parse_command_line's tool values) as a count >= 1, or
+// `fallback` when absent; ConfigError naming --flag otherwise.
+size_t count_option(const std::map<std::string, std::string>& options, const std::string& flag,
+                    size_t fallback);
 
 // "<prefix>/<name>-YYYYmmdd-HHMMSS" (local time).
 std::string default_output_dir(const std::string& prefix, const std::string& name);
