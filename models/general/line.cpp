@@ -76,7 +76,7 @@ LINE::Draws LINE::batch_draws(int64_t epoch, int64_t batch,
 }
 
 torch::Tensor LINE::calculate_loss(const data::Batch& batch) {
-  const torch::Tensor items_cpu = batch.items.to(torch::kCPU).contiguous();
+  const torch::Tensor items_cpu = DeviceManager::to_host(batch.items).contiguous();
   const std::vector<int64_t> items(items_cpu.data_ptr<int64_t>(),
                                    items_cpu.data_ptr<int64_t>() + items_cpu.numel());
   const Draws draws = batch_draws(epoch_, batch_++, items);
