@@ -28,11 +28,8 @@ std::string list_text(const std::vector<int64_t>& v) {
 ConvNCF::ConvNCF(const ModelContext& ctx)
     : Model("ConvNCF", ctx), dim_(ctx.config.get_int("embedding_size")) {
   const config::Config& c = ctx.config;
-  const std::vector<double> reg = c.get_double_list("reg_weights");
-  if (reg.size() != 2)
-    throw ConfigError(c.source("reg_weights") +
-                      ": ConvNCF: reg_weights: expected 2 weights (embeddings, network), got " +
-                      std::to_string(reg.size()));
+  const std::vector<double> reg =
+      layers::weight_list(c, "ConvNCF", "reg_weights", {"embeddings", "network"});
   reg_embedding_ = reg[0];
   reg_network_ = reg[1];
   const std::vector<int64_t> channels = c.get_int_list("cnn_channels");

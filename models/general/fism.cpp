@@ -5,6 +5,8 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/history.h"
+#include "models/layers/key_checks.h"
 #include "models/layers/row_sums.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
@@ -12,19 +14,12 @@
 namespace recbole::models {
 
 FISM::FISM(const ModelContext& ctx) : Model("FISM", ctx) {
-  const std::vector<double> reg = ctx.config.get_double_list("reg_weights");
-  if (reg.size() != 2)
-    throw ConfigError(ctx.config.source("reg_weights") +
-                      ": FISM: reg_weights: expected 2 weights (p, q), got " +
-                      std::to_string(reg.size()));
+  const std::vector<double> reg =
+      layers::weight_list(ctx.config, "FISM", "reg_weights", {"p", "q"});
   reg_p_ = reg[0];
   reg_q_ = reg[1];
-  const double alpha = ctx.config.get_double("alpha");
-  std::vector<float> scale(static_cast<size_t>(ctx.n_users));
-  for (int32_t u = 0; u < ctx.n_users; ++u)
-    scale[static_cast<size_t>(u)] = static_cast<float>(
-        std::pow(static_cast<double>(std::max<int64_t>(ctx.train.row_size(u), 1)), -alpha));
-  scale_ = ctx.device.place(torch::tensor(scale));
+  scale_ = ctx.device.place(
+      layers::history_length_scale(ctx.train, ctx.n_users, ctx.config.get_double("alpha")));
   const int64_t d = ctx.config.get_int("embedding_size");
   item_src_embedding_ = register_parameter(
       "item_src_embedding", ctx.device.place(torch::empty({ctx.n_items, d}).normal_(0.0, 0.01)));

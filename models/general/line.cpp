@@ -8,18 +8,11 @@
 #include "models/layers/init.h"
 #include "models/layers/training_state.h"
 #include "recbole/config/config.h"
+#include "recbole/utils/splitmix.h"
 
 namespace recbole::models {
 
 namespace {
-
-// SplitMix64's finaliser: decorrelates the seeds of neighbouring (seed, epoch, batch) triples.
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 // A uniform double in [0, 1) from 53 bits (the same with any standard library).
 double uniform(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
@@ -55,7 +48,8 @@ LINE::LINE(const ModelContext& ctx)
 LINE::Draws LINE::batch_draws(int64_t epoch, int64_t batch,
                               const std::vector<int64_t>& items) const {
   std::mt19937_64 rng(
-      mix(mix(mix(seed_) ^ static_cast<uint64_t>(epoch)) ^ static_cast<uint64_t>(batch)));
+      splitmix64_hash(splitmix64_hash(splitmix64_hash(seed_) ^ static_cast<uint64_t>(epoch)) ^
+                      static_cast<uint64_t>(batch)));
   Draws out;
   out.negative_users = uniform(rng) >= 0.5;  // RecBole: random() < 0.5 takes sampled items
   if (!out.negative_users) return out;

@@ -6,7 +6,9 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/history.h"
 #include "models/layers/init.h"
+#include "models/layers/key_checks.h"
 #include "models/layers/pretrained.h"
 #include "recbole/config/config.h"
 #include "recbole/data/batch.h"
@@ -27,20 +29,13 @@ NAIS::NAIS(const ModelContext& ctx)
       beta_(ctx.config.get_double("beta")),
       dim_(ctx.config.get_int("embedding_size")),
       weight_size_(ctx.config.get_int("weight_size")) {
-  const std::vector<double> reg = ctx.config.get_double_list("reg_weights");
-  if (reg.size() != 3)
-    throw ConfigError(ctx.config.source("reg_weights") +
-                      ": NAIS: reg_weights: expected 3 weights (p, q, attention MLP), got " +
-                      std::to_string(reg.size()));
+  const std::vector<double> reg =
+      layers::weight_list(ctx.config, "NAIS", "reg_weights", {"p", "q", "attention MLP"});
   reg_p_ = reg[0];
   reg_q_ = reg[1];
   reg_w_ = reg[2];
-  const double alpha = ctx.config.get_double("alpha");
-  std::vector<float> scale(static_cast<size_t>(ctx.n_users));
-  for (int32_t u = 0; u < ctx.n_users; ++u)
-    scale[static_cast<size_t>(u)] = static_cast<float>(
-        std::pow(static_cast<double>(std::max<int64_t>(ctx.train.row_size(u), 1)), -alpha));
-  scale_ = ctx.device.place(torch::tensor(scale));
+  scale_ = ctx.device.place(
+      layers::history_length_scale(ctx.train, ctx.n_users, ctx.config.get_double("alpha")));
   // Initialised on the CPU from the seeded generator, then moved once.
   item_src_embedding_ = register_parameter(
       "item_src_embedding", layers::new_table(ctx.n_items, dim_, layers::Init::kNormal001));

@@ -12,6 +12,7 @@
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
+#include "recbole/utils/splitmix.h"
 
 namespace recbole::models {
 
@@ -30,13 +31,6 @@ int64_t checked_clusters(const config::Config& config, int64_t users, int64_t it
         " item ids (pad included); expected num_clusters <= " + std::to_string(most) +
         " (RecBole's own test uses 100)");
   return k;
-}
-
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
 }
 
 }  // namespace
@@ -78,7 +72,8 @@ void NCL::e_step() {
                  torch::Tensor* cluster) {
     layers::KMeansOptions options;
     options.k = k;
-    options.seed = mix(mix(seed_) ^ mix(static_cast<uint64_t>(epoch_) * 2 + salt));
+    options.seed = splitmix64_hash(splitmix64_hash(seed_) ^
+                                   splitmix64_hash(static_cast<uint64_t>(epoch_) * 2 + salt));
     layers::KMeansResult r =
         layers::kmeans(DeviceManager::to_host(table.detach()).contiguous(), options);
     const auto& device = device_manager();

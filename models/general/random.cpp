@@ -2,18 +2,9 @@
 
 #include "models/general/fitted_support.h"
 #include "recbole/config/config.h"
+#include "recbole/utils/splitmix.h"
 
 namespace recbole::models {
-namespace {
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 Random::Random(const ModelContext& ctx) : Model("Random", ctx) {
   const int64_t seed = ctx.config.has("seed") ? ctx.config.get_int("seed") : 2020;
@@ -31,11 +22,11 @@ torch::Tensor Random::full_sort_predict(const data::Batch& batch) {
     // Key the stream by (seed, user): mixing the user id through one SplitMix64 step keeps
     // neighbouring ids' streams unrelated.
     uint64_t key = static_cast<uint64_t>(u[r]);
-    uint64_t state = seed ^ splitmix64(key);
+    uint64_t state = seed ^ splitmix64_next(key);
     float* row = p + r * n;
     // The top 24 bits give floats exactly representable in [0, 1).
     for (int64_t i = 0; i < n; ++i)
-      row[i] = static_cast<float>(splitmix64(state) >> 40) * 0x1.0p-24f;
+      row[i] = static_cast<float>(splitmix64_next(state) >> 40) * 0x1.0p-24f;
   }
   return device_manager().place(out);
 }

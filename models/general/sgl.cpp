@@ -11,18 +11,11 @@
 #include "models/layers/losses.h"
 #include "models/layers/training_state.h"
 #include "recbole/config/config.h"
+#include "recbole/utils/splitmix.h"
 
 namespace recbole::models {
 
 namespace {
-
-// SplitMix64's finaliser: decorrelates the seeds of neighbouring (seed, epoch, view) triples.
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 // `count` distinct values of [0, n), uniformly without replacement (partial Fisher–Yates).
 std::vector<int64_t> sample_without_replacement(int64_t n, int64_t count, std::mt19937_64& rng) {
@@ -71,7 +64,8 @@ SGL::SGL(const ModelContext& ctx)
 }
 
 std::vector<layers::SparseMatrix> SGL::view_graphs(int64_t epoch, int view) const {
-  std::mt19937_64 rng(mix(mix(seed_) ^ mix(static_cast<uint64_t>(epoch) * 2 + view)));
+  std::mt19937_64 rng(splitmix64_hash(splitmix64_hash(seed_) ^
+                                      splitmix64_hash(static_cast<uint64_t>(epoch) * 2 + view)));
   const int64_t n_pairs = static_cast<int64_t>(pair_users_.size());
   // The normalised weighted graph of the kept pairs (each kept pair weighs 1).
   auto graph_of = [&](const std::vector<int64_t>& kept) {

@@ -1,6 +1,7 @@
 #include "models/layers/history.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -39,6 +40,15 @@ data::InteractionMatrix transpose(const data::InteractionMatrix& m) {
     for (const int32_t* it = m.row_begin(u); it != m.row_end(u); ++it)
       items.push_back(*it), users.push_back(u);
   return data::InteractionMatrix(m.n_items(), m.n_users(), items, users);
+}
+
+torch::Tensor history_length_scale(const data::InteractionMatrix& m, int64_t rows, double alpha) {
+  torch::Tensor scale = torch::empty({rows}, torch::kFloat32);
+  float* p = scale.data_ptr<float>();
+  for (int64_t u = 0; u < rows; ++u)
+    p[u] = static_cast<float>(std::pow(
+        static_cast<double>(std::max<int64_t>(m.row_size(static_cast<int32_t>(u)), 1)), -alpha));
+  return scale;
 }
 
 }  // namespace recbole::models::layers

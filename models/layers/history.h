@@ -20,6 +20,10 @@ struct PaddedHistory {
 PaddedHistory padded_history(const data::InteractionMatrix& m, int64_t max_len = 0,
                              uint64_t seed = 0);
 
+// [rows] float32 host tensor: max(|R_u|, 1)^-alpha for each row u of m (FISM's and NAIS's
+// normalisation of a user's summed history; an empty row gets 1).
+torch::Tensor history_length_scale(const data::InteractionMatrix& m, int64_t rows, double alpha);
+
 // items → users: the transpose of a user → item matrix.
 data::InteractionMatrix transpose(const data::InteractionMatrix& m);
 

@@ -4,18 +4,13 @@
 
 #include "recbole/utils/error.h"
 #include "recbole/utils/huge_pages.h"
+#include "recbole/utils/splitmix.h"
 
 namespace recbole::data {
 
 Rng::Rng(uint64_t seed) {
   uint64_t z = seed;
-  for (auto& s : s_) {  // splitmix64 expands the seed into the state
-    z += 0x9e3779b97f4a7c15ULL;
-    uint64_t x = z;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    s = x ^ (x >> 31);
-  }
+  for (auto& s : s_) s = splitmix64_next(z);  // splitmix64 expands the seed into the state
 }
 
 uint64_t Rng::next() {

@@ -6,6 +6,7 @@
 
 #include "recbole/data/bucket_offsets.h"
 #include "recbole/utils/error.h"
+#include "recbole/utils/splitmix.h"
 #include "recbole/utils/thread_pool.h"
 
 namespace recbole::data {
@@ -41,12 +42,6 @@ int64_t shuffle_part_rows(int64_t n) {
   return std::clamp<int64_t>(n / 16, int64_t{1} << 16, int64_t{1} << 20);
 }
 
-uint64_t mix64(uint64_t x) {  // splitmix64's finaliser: a counter-based random stream
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // Buckets of the shuffle: about 16k rows each (128 KiB of pairs, shuffled inside a core's
 // cache), at most 4096; one for small sets.
 int64_t shuffle_buckets(int64_t n) { return std::clamp<int64_t>(n >> 14, 1, 4096); }
@@ -71,11 +66,12 @@ void TrainBatcher::start_epoch(int64_t epoch) {
     // the rows in uniformly random order, so the concatenation is a uniform permutation. A
     // global Fisher-Yates is one cache miss per row on one core (3 s at 80M rows); here every
     // pass is sequential or inside a cache-sized bucket, and all run on the ThreadPool.
-    const uint64_t key = mix64(seed_ ^ (0xd1b54a32d192ed03ULL * static_cast<uint64_t>(epoch + 1)));
+    const uint64_t key =
+        splitmix64_finalize(seed_ ^ (0xd1b54a32d192ed03ULL * static_cast<uint64_t>(epoch + 1)));
     const int64_t buckets = shuffle_buckets(n);
     auto bucket_of = [&](int64_t r) {
       return static_cast<int64_t>(
-          (static_cast<unsigned __int128>(mix64(key + static_cast<uint64_t>(r))) *
+          (static_cast<unsigned __int128>(splitmix64_finalize(key + static_cast<uint64_t>(r))) *
            static_cast<uint64_t>(buckets)) >>
           64);
     };
@@ -92,7 +88,7 @@ void TrainBatcher::start_epoch(int64_t epoch) {
         pairs[next[bucket_of(r)]++] = {users_[r], items_[r]};
     });
     parallel_for(buckets, [&](int64_t b, int) {
-      Rng rng(key ^ mix64(static_cast<uint64_t>(b) + 0x9e3779b97f4a7c15ULL));
+      Rng rng(key ^ splitmix64_finalize(static_cast<uint64_t>(b) + 0x9e3779b97f4a7c15ULL));
       UserItem* part = pairs + bucket_begin[static_cast<size_t>(b)];
       const int64_t size =
           bucket_begin[static_cast<size_t>(b) + 1] - bucket_begin[static_cast<size_t>(b)];

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "recbole/utils/error.h"
+#include "recbole/utils/splitmix.h"
 
 namespace recbole::experiment {
 namespace {
@@ -16,15 +17,8 @@ namespace {
 // distributions are not), seeded per (search seed, trial index).
 class Rng {
  public:
-  Rng(uint64_t seed, uint64_t index) : state_(seed * 0x9E3779B97F4A7C15ULL ^ (index + 1)) {
-    next();
-  }
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
+  Rng(uint64_t seed, uint64_t index) : state_(seed * kSplitMixGamma ^ (index + 1)) { next(); }
+  uint64_t next() { return splitmix64_next(state_); }
   // In [0, 1).
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
   double uniform(double a, double b) { return a + (b - a) * uniform(); }
