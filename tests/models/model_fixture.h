@@ -6,11 +6,13 @@
 #include <vector>
 
 #include <torch/torch.h>
+#include <catch2/catch.hpp>
 
 #include "models/model.h"
 #include "recbole/config/config.h"
 #include "recbole/data/interaction_matrix.h"
 #include "recbole/utils/device_manager.h"
+#include "recbole/utils/error.h"
 
 namespace recbole::testing {
 
@@ -81,6 +83,38 @@ inline torch::Tensor all_scores(models::Model& m, const DeviceManager& device, i
   data::Batch b;
   b.users = torch::arange(1, n_users, torch::kInt64);
   return m.full_sort_predict(device.place(b)).to(torch::kCPU);
+}
+
+// The model's parameter `name` as a float64 CPU copy.
+inline torch::Tensor param(const models::Model& m, const std::string& name) {
+  return m.named_parameters()[name].detach().to(torch::kCPU, torch::kFloat64);
+}
+
+// Draws every parameter from N(0, std²) (fixed seed), so that scores are far from what the
+// initialisation gives and a formula that ignores a parameter shows.
+inline void scramble(models::Model& m, double std) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(11);
+  for (auto& p : m.parameters()) p.normal_(0.0, std);
+}
+
+// Building `model` with `overrides` on d is a ConfigError whose message names `key`, and the
+// model when `names_model` (the model itself refuses the value; the config's declaration checks
+// name the key and where it was set).
+inline void check_bad_key(const std::string& model,
+                          std::vector<std::pair<std::string, std::string>> overrides,
+                          const std::string& key, bool names_model = false,
+                          const TinyData& d = TinyData()) {
+  try {
+    ModelHarness h(model_config(model, std::move(overrides)), d);
+    h.create();
+    FAIL("no ConfigError for " << model << " " << key);
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    INFO(what);
+    if (names_model) CHECK(what.find(model) != std::string::npos);
+    CHECK(what.find(key) != std::string::npos);
+  }
 }
 
 }  // namespace recbole::testing

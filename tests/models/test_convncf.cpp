@@ -22,21 +22,14 @@
 #include "trainer/resume_checkpoint.h"
 
 using recbole::data::Batch;
+using recbole::testing::check_bad_key;
 using recbole::testing::model_config;
 using recbole::testing::ModelHarness;
+using recbole::testing::param;
+using recbole::testing::scramble;
 using recbole::testing::TinyData;
 
 namespace {
-
-torch::Tensor param(recbole::models::Model& m, const std::string& name) {
-  return m.named_parameters()[name].detach().to(torch::kCPU, torch::kFloat64);
-}
-
-void scramble(recbole::models::Model& m, double std) {
-  torch::NoGradGuard no_grad;
-  torch::manual_seed(11);
-  for (auto& p : m.parameters()) p.normal_(0.0, std);
-}
 
 // out[c][y][x] = bias[c] + Σ_{k,a,b} W[c][k][a][b] · in[k][y·s + a][x·s + b], then ReLU.
 torch::Tensor conv_relu(const torch::Tensor& in, const torch::Tensor& w, const torch::Tensor& bias,
@@ -209,21 +202,10 @@ TEST_CASE("ConvNCF: after_pretrain loads the tables of a BPR checkpoint", "[mode
 }
 
 TEST_CASE("ConvNCF: bad keys are ConfigErrors naming the model and the key", "[models][convncf]") {
-  TinyData d;
-  auto bad = [&](std::vector<std::pair<std::string, std::string>> overrides,
-                 const std::string& key) {
-    try {
-      ModelHarness h(model_config("ConvNCF", std::move(overrides)), d);
-      h.create();
-      FAIL("no ConfigError for " << key);
-    } catch (const recbole::ConfigError& e) {
-      CHECK_THAT(e.what(), Catch::Contains(key));
-    }
-  };
-  bad({{"reg_weights", "[0.1]"}}, "reg_weights");
-  bad({{"cnn_channels", "[1, 32, 32]"}}, "cnn_channels");
-  bad({{"cnn_channels", "[2, 32, 32, 32, 32]"}}, "cnn_channels");
-  bad({{"embedding_size", "16"}}, "cnn_kernels");
-  bad({{"dropout_prob", "1.0"}}, "dropout_prob");
-  bad({{"train_method", "pretrain"}}, "train_method");
+  check_bad_key("ConvNCF", {{"reg_weights", "[0.1]"}}, "reg_weights");
+  check_bad_key("ConvNCF", {{"cnn_channels", "[1, 32, 32]"}}, "cnn_channels");
+  check_bad_key("ConvNCF", {{"cnn_channels", "[2, 32, 32, 32, 32]"}}, "cnn_channels");
+  check_bad_key("ConvNCF", {{"embedding_size", "16"}}, "cnn_kernels");
+  check_bad_key("ConvNCF", {{"dropout_prob", "1.0"}}, "dropout_prob");
+  check_bad_key("ConvNCF", {{"train_method", "pretrain"}}, "train_method");
 }

@@ -13,6 +13,7 @@
 
 using recbole::testing::model_config;
 using recbole::testing::ModelHarness;
+using recbole::testing::param;
 using recbole::testing::TinyData;
 
 namespace {
@@ -28,10 +29,6 @@ torch::Tensor dense_adjacency(const TinyData& d) {
     }
   const torch::Tensor inv = (a.sum(1) + 1e-7).pow(-0.5);
   return inv.unsqueeze(1) * a * inv.unsqueeze(0);
-}
-
-torch::Tensor param(const recbole::models::Model& m, const std::string& name) {
-  return m.named_parameters()[name].detach().to(torch::kFloat64);
 }
 
 // The encoder without dropout: [N, d] float64.

@@ -21,6 +21,7 @@
 namespace layers = recbole::models::layers;
 using recbole::testing::model_config;
 using recbole::testing::ModelHarness;
+using recbole::testing::param;
 using recbole::testing::TinyData;
 
 namespace {
@@ -44,10 +45,6 @@ torch::Tensor dense(const layers::SparseMatrix& m) {
     for (int64_t k = m.indptr[r]; k < m.indptr[r + 1]; ++k)
       out[r][m.indices[k]] = static_cast<double>(m.values[static_cast<size_t>(k)]);
   return out;
-}
-
-torch::Tensor param(const recbole::models::Model& m, const std::string& name) {
-  return m.named_parameters()[name].detach().to(torch::kFloat64);
 }
 
 // A pairwise batch on the CPU.

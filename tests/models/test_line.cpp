@@ -13,13 +13,10 @@
 
 using recbole::testing::model_config;
 using recbole::testing::ModelHarness;
+using recbole::testing::param;
 using recbole::testing::TinyData;
 
 namespace {
-
-torch::Tensor param(const recbole::models::Model& m, const std::string& name) {
-  return m.named_parameters()[name].detach().to(torch::kFloat64);
-}
 
 double l(const torch::Tensor& s, double sign) {
   return -torch::log(torch::sigmoid(sign * s)).mean().item<double>();

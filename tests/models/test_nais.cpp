@@ -21,21 +21,14 @@
 #include "trainer/resume_checkpoint.h"
 
 using recbole::data::Batch;
+using recbole::testing::check_bad_key;
 using recbole::testing::model_config;
 using recbole::testing::ModelHarness;
+using recbole::testing::param;
+using recbole::testing::scramble;
 using recbole::testing::TinyData;
 
 namespace {
-
-torch::Tensor param(recbole::models::Model& m, const std::string& name) {
-  return m.named_parameters()[name].detach().to(torch::kCPU, torch::kFloat64);
-}
-
-void scramble(recbole::models::Model& m, double std) {
-  torch::NoGradGuard no_grad;
-  torch::manual_seed(11);
-  for (auto& p : m.parameters()) p.normal_(0.0, std);
-}
 
 // y of (u, i) by the formula, in float64: over j ∈ R_u, l_j = h·ReLU(W x_j + c) with x_j =
 // p_j ⊙ q_i (prod) or [p_j ; q_i] (concat), a_j = exp(l_j) / (Σ exp l)^β,
@@ -185,18 +178,7 @@ TEST_CASE("NAIS: pretrain_path loads p and q from a FISM checkpoint", "[models][
 }
 
 TEST_CASE("NAIS: bad keys are ConfigErrors naming the model and the key", "[models][nais]") {
-  TinyData d;
-  auto bad = [&](std::vector<std::pair<std::string, std::string>> overrides,
-                 const std::string& key) {
-    try {
-      ModelHarness h(model_config("NAIS", std::move(overrides)), d);
-      h.create();
-      FAIL("no ConfigError for " << key);
-    } catch (const recbole::ConfigError& e) {
-      CHECK_THAT(e.what(), Catch::Contains(key));
-    }
-  };
-  bad({{"reg_weights", "[1e-7, 1e-7]"}}, "reg_weights");
-  bad({{"algorithm", "sum"}}, "algorithm");
-  bad({{"beta", "-1"}}, "beta");
+  check_bad_key("NAIS", {{"reg_weights", "[1e-7, 1e-7]"}}, "reg_weights");
+  check_bad_key("NAIS", {{"algorithm", "sum"}}, "algorithm");
+  check_bad_key("NAIS", {{"beta", "-1"}}, "beta");
 }

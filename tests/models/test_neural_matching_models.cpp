@@ -16,23 +16,14 @@
 #include "tests/models/model_fixture.h"
 
 using recbole::data::Batch;
+using recbole::testing::check_bad_key;
 using recbole::testing::model_config;
 using recbole::testing::ModelHarness;
+using recbole::testing::param;
+using recbole::testing::scramble;
 using recbole::testing::TinyData;
 
 namespace {
-
-// The model's parameter `name` as a float64 CPU copy.
-torch::Tensor param(recbole::models::Model& m, const std::string& name) {
-  return m.named_parameters()[name].detach().to(torch::kCPU, torch::kFloat64);
-}
-
-// Draws every parameter from N(0, std²) so that logits are far from their biases.
-void scramble(recbole::models::Model& m, double std) {
-  torch::NoGradGuard no_grad;
-  torch::manual_seed(11);
-  for (auto& p : m.parameters()) p.normal_(0.0, std);
-}
 
 torch::Tensor bce(const torch::Tensor& logits, const torch::Tensor& labels) {
   const torch::Tensor p = torch::sigmoid(logits);
@@ -50,24 +41,6 @@ torch::Tensor dense_train(const TinyData& d) {
   std::vector<int64_t> all(static_cast<size_t>(d.n_users));
   for (int64_t u = 0; u < d.n_users; ++u) all[static_cast<size_t>(u)] = u;
   return recbole::data::dense_rows(d.train, all).to(torch::kFloat64);
-}
-
-// Creating the model is a ConfigError whose message names `key`, and the model when the model
-// itself refuses the value (the config's declaration checks name the key and where it was set).
-void check_bad_key(const std::string& model,
-                   std::vector<std::pair<std::string, std::string>> overrides,
-                   const std::string& key, bool names_model = false) {
-  TinyData d;
-  try {
-    ModelHarness h(model_config(model, std::move(overrides)), d);
-    h.create();
-    FAIL("no ConfigError for " << model << " " << key);
-  } catch (const recbole::ConfigError& e) {
-    const std::string what = e.what();
-    INFO(what);
-    if (names_model) CHECK(what.find(model) != std::string::npos);
-    CHECK(what.find(key) != std::string::npos);
-  }
 }
 
 // ---- NeuMF by hand: logit = w·[p ⊙ q ; MLP([p'; q'])] + b.
