@@ -1,0 +1,36 @@
+#include "models/sequential/sequential_model.h"
+
+#include "models/layers/losses.h"
+#include "recbole/config/config.h"
+
+namespace recbole::models {
+
+SequentialModel::SequentialModel(std::string name, const ModelContext& ctx)
+    : Model(std::move(name), ctx), max_len_(ctx.config.get_int("MAX_ITEM_LIST_LENGTH")) {
+  if (ctx.config.has("loss_type")) bpr_ = ctx.config.get_string("loss_type") == "BPR";
+}
+
+torch::Tensor SequentialModel::lookup(const torch::Tensor& ids) const {
+  return torch::embedding(item_embedding_, ids, /*padding_idx=*/0);
+}
+
+torch::Tensor SequentialModel::calculate_loss(const data::Batch& batch) {
+  const torch::Tensor h = encode(batch);
+  const torch::Tensor items = output_items();
+  if (bpr_) {
+    const torch::Tensor pos = (h * torch::embedding(items, batch.items, 0)).sum(-1);
+    const torch::Tensor neg = (h * torch::embedding(items, batch.neg_items, 0)).sum(-1);
+    return layers::bpr_loss(pos, neg);
+  }
+  return torch::nn::functional::cross_entropy(torch::matmul(h, items.t()), batch.items);
+}
+
+torch::Tensor SequentialModel::full_sort_predict(const data::Batch& batch) {
+  return torch::matmul(encode(batch), output_items().t());
+}
+
+torch::Tensor SequentialModel::predict(const data::Batch& batch) {
+  return (encode(batch) * output_items().index_select(0, batch.items)).sum(-1);
+}
+
+}  // namespace recbole::models
