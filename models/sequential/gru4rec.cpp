@@ -3,6 +3,7 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/sequence.h"
+#include "recbole/utils/device_manager.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -28,11 +29,14 @@ GRU4Rec::GRU4Rec(const ModelContext& ctx)
 }
 
 torch::Tensor GRU4Rec::encode(const data::Batch& batch) {
-  const int64_t longest = batch.item_seq_len.max().item<int64_t>();
-  const torch::Tensor seq = batch.item_seq.narrow(1, 0, longest);
-  const torch::Tensor x = torch::dropout(lookup(seq), dropout_, is_training());
-  const torch::Tensor out = std::get<0>(gru_->forward(x));  // [B, longest, hidden]
-  return dense_->forward(layers::gather_last(out, batch.item_seq_len));
+  const torch::Tensor x = torch::dropout(lookup(batch.item_seq), dropout_, is_training());
+  // Packed by length: each row's GRU stops at its last item, whose state is the row's output
+  // (h_n of the last layer, in the batch's row order).
+  const auto packed = torch::nn::utils::rnn::pack_padded_sequence(
+      x, DeviceManager::to_host(batch.item_seq_len), /*batch_first=*/true,
+      /*enforce_sorted=*/false);
+  const torch::Tensor h_n = std::get<1>(gru_->forward_with_packed_input(packed));
+  return dense_->forward(h_n[h_n.size(0) - 1]);
 }
 
 RECBOLE_REGISTER_MODEL(GRU4Rec) {

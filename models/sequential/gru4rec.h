@@ -4,9 +4,10 @@
 // Init: the item table xavier_normal, the first GRU layer's input and hidden weights
 // xavier_uniform, deeper layers and the Linear libtorch's defaults (as RecBole).
 //
-// The GRU runs only up to the batch's longest sequence and the Linear only at the gathered step:
+// The GRU runs on the sequences packed by length and the Linear only at each row's last step:
 // the positions after a row's last item never reach its output (the GRU is causal), so the
-// result is the function RecBole computes over all L positions.
+// result is the function RecBole computes over all L positions, for 39 of its 50 steps on
+// ml-100k's training samples.
 #include "models/sequential/sequential_model.h"
 
 namespace recbole::models {
