@@ -285,7 +285,7 @@ RunResult run(const config::Config& config) {
   result.timing.data_s = seconds_since(t0);
   for (const config::ConfigEntry& e : config::config_entries(config))
     result.config.push_back({e.section, e.key, e.value, e.source});
-  result.dataset_stats = {dataset.n_users(), dataset.n_items(), dataset.n_inters(),
+  result.dataset_stats = {dataset.n_users(),  dataset.n_items(), dataset.n_inters(),
                           dataset.sparsity(), sizes.train,       sizes.valid,
                           sizes.test};
   log::info(dataset.summary());
@@ -300,8 +300,8 @@ RunResult run(const config::Config& config) {
                     config.source("eval_args") + ")");
   // Metrics over no users would be 0/0: say so before any training instead of printing NaN.
   if (sizes.test == 0)
-    throw DataError("the test split is empty (train " + std::to_string(sizes.train) +
-                    ", valid " + std::to_string(sizes.valid) + ", test 0 " + unit +
+    throw DataError("the test split is empty (train " + std::to_string(sizes.train) + ", valid " +
+                    std::to_string(sizes.valid) + ", test 0 " + unit +
                     "): expected eval_args.split to give the test set a "
                     "share and the users enough interactions to fill it (eval_args is set by " +
                     config.source("eval_args") + ")");

@@ -57,8 +57,8 @@ torch::Tensor TransformerLayerImpl::forward(const torch::Tensor& x, const torch:
   scores = torch::softmax(scores + mask, -1);
   scores = torch::dropout(scores, o_.attn_dropout, is_training());
   const torch::Tensor ctx = torch::matmul(scores, v).transpose(1, 2).reshape({B, L, d});
-  const torch::Tensor a = ln_attn_->forward(
-      torch::dropout(out_->forward(ctx), o_.hidden_dropout, is_training()) + x);
+  const torch::Tensor a =
+      ln_attn_->forward(torch::dropout(out_->forward(ctx), o_.hidden_dropout, is_training()) + x);
   const torch::Tensor f = ff2_->forward(activation(ff1_->forward(a), o_.hidden_act));
   return ln_ff_->forward(torch::dropout(f, o_.hidden_dropout, is_training()) + a);
 }

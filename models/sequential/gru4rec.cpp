@@ -3,8 +3,8 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/sequence.h"
-#include "recbole/utils/device_manager.h"
 #include "recbole/config/config.h"
+#include "recbole/utils/device_manager.h"
 
 namespace recbole::models {
 

@@ -1,5 +1,7 @@
 #include "models/sequential/sequential_model.h"
 
+#include <algorithm>
+
 #include "models/layers/losses.h"
 #include "recbole/config/config.h"
 
@@ -23,6 +25,25 @@ torch::Tensor SequentialModel::calculate_loss(const data::Batch& batch) {
     return layers::bpr_loss(pos, neg);
   }
   return torch::nn::functional::cross_entropy(torch::matmul(h, items.t()), batch.items);
+}
+
+torch::Tensor SequentialModel::train_step(const data::Batch& batch, TrainStep& step) {
+  step.optimizer().zero_grad();
+  const int64_t rows = batch.size();
+  torch::Tensor total = torch::zeros({}, torch::TensorOptions().device(device_manager().device()));
+  for (int64_t start = 0; start < rows; start += kMicroBatch) {
+    const int64_t n = std::min(kMicroBatch, rows - start);
+    data::Batch part = batch;
+    part.for_each_column([&](torch::Tensor& t) { t = t.narrow(0, start, n); });
+    torch::Tensor loss = calculate_loss(part);
+    device_manager().check(loss, name(), "loss");
+    loss = loss * (static_cast<double>(n) / static_cast<double>(rows));
+    loss.backward();
+    total += loss.detach();
+  }
+  step.finish_gradients();
+  step.optimizer().step();
+  return total;
 }
 
 torch::Tensor SequentialModel::full_sort_predict(const data::Batch& batch) {

@@ -22,6 +22,12 @@ class SequentialModel : public Model {
   virtual torch::Tensor output_items() const { return item_embedding_; }
 
   torch::Tensor calculate_loss(const data::Batch& batch) override;
+  // One optimisation step over the batch in micro-batches of at most kMicroBatch rows, each
+  // loss weighted by its share of the rows before its backward: the gradient of the batch's
+  // mean loss (the losses above are means over rows), while the activations kept for backward
+  // are those of one micro-batch (a 2048-row SASRec batch keeps ~1.2 GB of them at once).
+  torch::Tensor train_step(const data::Batch& batch, TrainStep& step) override;
+  static constexpr int64_t kMicroBatch = 512;
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
   torch::Tensor predict(const data::Batch& batch) override;
 

@@ -14,9 +14,11 @@ SequenceStore SequenceStore::build(const Dataset& dataset, const DatasetOptions&
   const Table& inter = dataset.inter_table();
   const std::string& time = options.time_field;
   if (time.empty() || !inter.has(time) || inter.column(time).type != FieldType::kFloat)
-    throw ConfigError("TIME_FIELD: sequential models order each user's interactions by time, "
-                      "and the dataset " + dataset.name() + " has no loaded float field \"" +
-                      time + "\"; set TIME_FIELD to its time field and add that to load_col.inter");
+    throw ConfigError(
+        "TIME_FIELD: sequential models order each user's interactions by time, "
+        "and the dataset " +
+        dataset.name() + " has no loaded float field \"" + time +
+        "\"; set TIME_FIELD to its time field and add that to load_col.inter");
   if (ea.order != "TO")
     throw ConfigError("eval_args: order: sequential models need TO (time order), got \"" +
                       ea.order +
@@ -41,8 +43,10 @@ SequenceStore SequenceStore::from_ordered(int64_t n_users, const std::vector<int
   if (max_len < 1)
     throw ConfigError("MAX_ITEM_LIST_LENGTH: expected int >= 1, got " + std::to_string(max_len));
   if (eval_args.split == EvalArgs::SplitKind::kRatio && eval_args.group_by != "user")
-    throw ConfigError("eval_args: group_by: sequential models split each user's samples; "
-                      "expected user, got \"" + eval_args.group_by + "\"");
+    throw ConfigError(
+        "eval_args: group_by: sequential models split each user's samples; "
+        "expected user, got \"" +
+        eval_args.group_by + "\"");
   SequenceStore s;
   s.max_len_ = max_len;
   s.offsets_.assign(static_cast<size_t>(n_users) + 1, 0);

@@ -37,8 +37,8 @@ class NextItemSource : public TrainingSource {
                                                          s.negatives.alpha, item_count);
     }
     batcher_ = std::make_unique<data::TrainBatcher>(ids_, store.train().targets, sampler_.get(),
-                                                    s.negatives.sample_num, s.batch_size,
-                                                    s.shuffle, s.seed, s.rank, s.world_size);
+                                                    s.negatives.sample_num, s.batch_size, s.shuffle,
+                                                    s.seed, s.rank, s.world_size);
   }
 
   void start_epoch(int64_t epoch) override { batcher_->start_epoch(epoch); }
@@ -180,8 +180,9 @@ std::unique_ptr<TrainingSource> SequentialPipeline::training_source(models::Inpu
       throw ConfigError(where + ": train_neg_sample_args: " + model +
                         " trains with the CE loss over every item, so no negatives are sampled; "
                         "expected null (~), or loss_type: BPR");
-    log::info(model + ": loss_type CE scores every item: no training negatives are sampled "
-                      "(train_neg_sample_args is ignored)");
+    log::info(model +
+              ": loss_type CE scores every item: no training negatives are sampled "
+              "(train_neg_sample_args is ignored)");
     settings.negatives = NegativeSampling{};
   }
   return make_next_item_source(store_, n_items_, item_count_, settings);

@@ -10,6 +10,7 @@
 #include "models/model.h"
 #include "models/sequential/sasrec.h"
 #include "models/sequential/sequential_model.h"
+#include "recbole/config/eval_mode.h"
 #include "recbole/config/model_keys.h"
 #include "recbole/data/sequence_store.h"
 #include "recbole/evaluator/evaluator.h"
@@ -124,6 +125,14 @@ TEST_CASE("every sequential model satisfies the model contract", "[models][contr
       recbole::evaluator::Evaluator ev(es, h.device, dist, 30, h.pipeline.item_train_count());
       const auto& valid = static_cast<const recbole::evaluator::RankingSource&>(h.pipeline.valid());
       CHECK(ev.collect(*m, valid).n_users() == static_cast<int64_t>(valid.rows().size()));
+      // Sampled evaluation (uniN, popN) ranks each sample's target among N sampled items.
+      for (const char* mode : {"uni10", "pop10"}) {
+        es.valid_mode = *recbole::config::EvalMode::parse(mode);
+        recbole::evaluator::Evaluator sampled(es, h.device, dist, 30,
+                                              h.pipeline.item_train_count());
+        const auto rec = sampled.collect(*m, valid);
+        CHECK(rec.n_users() == static_cast<int64_t>(valid.rows().size()));
+      }
       // A fixed seed repeats exactly.
       std::shared_ptr<Model> again = h.create();
       h.train(*again);
@@ -151,7 +160,7 @@ TEST_CASE("every sequential model satisfies the model contract", "[models][contr
 }
 
 TEST_CASE("causal sequential models never look ahead", "[models][sequential]") {
-  for (const char* name : {"GRU4Rec", "SASRec"}) {
+  for (const char* name : {"GRU4Rec", "SASRec", "NARM"}) {
     DYNAMIC_SECTION(name) {
       SeqHarness h(name);
       std::shared_ptr<Model> m = h.create();

@@ -88,12 +88,14 @@ TEST_CASE("inputs keep the MAX_ITEM_LIST_LENGTH most recent items", "[sequential
 
 TEST_CASE("leave-one-out variants and a user with one interaction", "[sequential]") {
   std::vector<int32_t> users{1, 2, 2, 2}, items{5, 1, 2, 3};
-  const SequenceStore v = SequenceStore::from_ordered(3, users, items, leave_one_out("valid_only"), 50);
+  const SequenceStore v =
+      SequenceStore::from_ordered(3, users, items, leave_one_out("valid_only"), 50);
   CHECK(v.train().size() == 1);
   CHECK(v.valid().size() == 1);
   CHECK(v.test().size() == 0);
   CHECK(v.short_users().one == 1);  // user 1: no sample at all
-  const SequenceStore t = SequenceStore::from_ordered(3, users, items, leave_one_out("test_only"), 50);
+  const SequenceStore t =
+      SequenceStore::from_ordered(3, users, items, leave_one_out("test_only"), 50);
   CHECK(t.test().size() == 1);
   CHECK(t.valid().size() == 0);
 }
@@ -102,8 +104,8 @@ TEST_CASE("a batch cuts each sample's prefix from the stored sequence", "[sequen
   const SequenceStore s = fixture(4);
   const recbole::data::Batch b = recbole::pipeline::sequence_batch(s, s.train(), {4, 0, 8});
   REQUIRE(b.item_seq.sizes() == torch::IntArrayRef({3, 4}));  // always MAX_ITEM_LIST_LENGTH wide
-  CHECK(torch::equal(b.item_seq, torch::tensor({2, 3, 4, 5, 1, 0, 0, 0, 3, 0, 0, 0}, torch::kInt64)
-                                     .view({3, 4})));
+  CHECK(torch::equal(
+      b.item_seq, torch::tensor({2, 3, 4, 5, 1, 0, 0, 0, 3, 0, 0, 0}, torch::kInt64).view({3, 4})));
   CHECK(torch::equal(b.item_seq_len, torch::tensor({4, 1, 1}, torch::kInt64)));
   CHECK(torch::equal(b.items, torch::tensor({6, 2, 4}, torch::kInt64)));
   CHECK(torch::equal(b.users, torch::tensor({1, 1, 4}, torch::kInt64)));
@@ -182,8 +184,9 @@ TEST_CASE("the sequential preset applies to sequential models only", "[sequentia
   CHECK(general.node("eval_args")["order"].as<std::string>() == "RO");
   // A user value wins over the preset.
   CHECK(seq_config({{"MAX_ITEM_LIST_LENGTH", "20"}}).get_int("MAX_ITEM_LIST_LENGTH") == 20);
-  CHECK(config_error([] { seq_config({{"MAX_ITEM_LIST_LENGTH", "0"}}); })
-            .find("MAX_ITEM_LIST_LENGTH") != std::string::npos);
+  CHECK(config_error([] {
+          seq_config({{"MAX_ITEM_LIST_LENGTH", "0"}});
+        }).find("MAX_ITEM_LIST_LENGTH") != std::string::npos);
 }
 
 TEST_CASE("ml-100k with the sequential preset: RecBole's split sizes and the first user's samples",
@@ -198,11 +201,11 @@ TEST_CASE("ml-100k with the sequential preset: RecBole's split sizes and the fir
 
   // User 196 (the file's first user, id 1): its 39 items in time order, written out from the
   // file by hand; the training samples are its prefixes up to the third-last item.
-  const std::vector<std::string> seq = {
-      "242", "286", "269", "306", "340",  "1022", "251", "257", "1007", "1241",
-      "428", "381", "202", "8",   "116",  "285",  "655", "111", "238",  "153",
-      "173", "70",  "382", "393", "287",  "663",  "66",  "845", "25",   "13",
-      "762", "67",  "692", "580", "411",  "108",  "1118", "94", "110"};
+  const std::vector<std::string> seq = {"242",  "286",  "269", "306", "340",  "1022", "251", "257",
+                                        "1007", "1241", "428", "381", "202",  "8",    "116", "285",
+                                        "655",  "111",  "238", "153", "173",  "70",   "382", "393",
+                                        "287",  "663",  "66",  "845", "25",   "13",   "762", "67",
+                                        "692",  "580",  "411", "108", "1118", "94",   "110"};
   const int32_t user = ds.user_id("196");
   REQUIRE(user == 1);
   const SequenceSamples& train = p.store().train();
@@ -212,7 +215,9 @@ TEST_CASE("ml-100k with the sequential preset: RecBole's split sizes and the fir
   REQUIRE(rows.size() == 36);
   const recbole::data::Batch b = recbole::pipeline::sequence_batch(p.store(), train, rows);
   REQUIRE(b.item_seq.size(1) == 50);
-  auto token = [&](const torch::Tensor& t) { return ds.item_token(static_cast<int32_t>(t.item<int64_t>())); };
+  auto token = [&](const torch::Tensor& t) {
+    return ds.item_token(static_cast<int32_t>(t.item<int64_t>()));
+  };
   // The first three by hand: [242] → 286, [242, 286] → 269, [242, 286, 269] → 306.
   CHECK(token(b.items[0]) == "286");
   CHECK(token(b.item_seq[0][0]) == "242");
@@ -235,22 +240,25 @@ TEST_CASE("bad sequential input is a ConfigError naming the key", "[sequential][
   // No time field loaded.
   const auto no_time = seq_config({{"load_col", "{inter: [user_id, item_id]}"}});
   const auto ds = recbole::data::Dataset::load(recbole::data::DatasetOptions::from_config(no_time));
-  CHECK(config_error([&] { recbole::pipeline::SequentialPipeline p(no_time, ds); })
-            .find("TIME_FIELD") != std::string::npos);
+  CHECK(config_error([&] {
+          recbole::pipeline::SequentialPipeline p(no_time, ds);
+        }).find("TIME_FIELD") != std::string::npos);
   // Random order.
   const auto ro = seq_config({{"eval_args", "{split: {LS: valid_and_test}, order: RO}"}});
   const auto ds2 = recbole::data::Dataset::load(recbole::data::DatasetOptions::from_config(ro));
-  CHECK(config_error([&] { recbole::pipeline::SequentialPipeline p(ro, ds2); })
-            .find("order") != std::string::npos);
+  CHECK(config_error([&] { recbole::pipeline::SequentialPipeline p(ro, ds2); }).find("order") !=
+        std::string::npos);
   // repeatable false.
   const auto base = seq_config();
   const auto ds3 = recbole::data::Dataset::load(recbole::data::DatasetOptions::from_config(base));
   const auto rep = seq_config({{"repeatable", "false"}});
-  CHECK(config_error([&] { recbole::pipeline::SequentialPipeline p(rep, ds3); })
-            .find("repeatable") != std::string::npos);
+  CHECK(config_error([&] {
+          recbole::pipeline::SequentialPipeline p(rep, ds3);
+        }).find("repeatable") != std::string::npos);
   // CE with negatives set by the user (RecBole refuses it); the default gives way.
   const auto ce = seq_config({{"train_neg_sample_args", "{distribution: uniform, sample_num: 1}"}});
   const recbole::pipeline::SequentialPipeline p(ce, ds3);
-  CHECK(config_error([&] { p.training_source(recbole::models::InputType::kNextItem, "SASRec", 0, 1); })
-            .find("train_neg_sample_args") != std::string::npos);
+  CHECK(config_error([&] {
+          p.training_source(recbole::models::InputType::kNextItem, "SASRec", 0, 1);
+        }).find("train_neg_sample_args") != std::string::npos);
 }
