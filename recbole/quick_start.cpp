@@ -269,42 +269,46 @@ RunResult run(const config::Config& config) {
   prepare_dataset_files(config, dist);
   const data::DatasetOptions options = data::DatasetOptions::from_config(config);
   const data::Dataset dataset = data::Dataset::load(options);
-  const data::SplitDataset split = data::split_dataset(dataset, options);
-  RunResult result;
-  result.timing.data_s = seconds_since(t0);
-  for (const config::ConfigEntry& e : config::config_entries(config))
-    result.config.push_back({e.section, e.key, e.value, e.source});
-  result.dataset_stats = {dataset.n_users(),           dataset.n_items(),
-                          dataset.n_inters(),          dataset.sparsity(),
-                          int64_t(split.train.size()), int64_t(split.valid.size()),
-                          int64_t(split.test.size())};
-  log::info(dataset.summary());
-  log::info("split sizes: train " + std::to_string(split.train.size()) + ", valid " +
-            std::to_string(split.valid.size()) + ", test " + std::to_string(split.test.size()));
-  if (split.train.size() == 0)
-    throw DataError("the train split is empty (train 0, valid " +
-                    std::to_string(split.valid.size()) + ", test " +
-                    std::to_string(split.test.size()) +
-                    " interactions): expected eval_args.split to give the train set a share "
-                    "(eval_args is set by " +
-                    config.source("eval_args") + ")");
-  // Metrics over no users would be 0/0: say so before any training instead of printing NaN.
-  if (split.test.size() == 0)
-    throw DataError("the test split is empty (train " + std::to_string(split.train.size()) +
-                    ", valid " + std::to_string(split.valid.size()) +
-                    ", test 0 interactions): expected eval_args.split to give the test set a "
-                    "share and the users enough interactions to fill it (eval_args is set by " +
-                    config.source("eval_args") + ")");
-  if (split.valid.size() == 0)
-    log::warning(
-        "the valid split is empty: no validation or early stopping; the model after "
-        "the last epoch is tested");
-
+  // The sequential task orders and splits its samples itself (its pipeline): the interaction
+  // split is the general task's.
+  const data::SplitDataset split = descriptor.task == models::Task::kSequential
+                                       ? data::SplitDataset{}
+                                       : data::split_dataset(dataset, options);
   check_ranks_agree(config, split, dataset.n_users(), dataset.n_items(), dist);
   // The task pipeline turns the split into the parts of the run: what the model is built from,
   // its training source, the evaluation sources.
   const std::unique_ptr<pipeline::TaskPipeline> task =
       pipeline::make_task_pipeline(descriptor.task, config, dataset, split);
+  const pipeline::TaskPipeline::SplitSizes sizes = task->split_sizes();
+  const std::string unit = sizes.unit;
+  RunResult result;
+  result.timing.data_s = seconds_since(t0);
+  for (const config::ConfigEntry& e : config::config_entries(config))
+    result.config.push_back({e.section, e.key, e.value, e.source});
+  result.dataset_stats = {dataset.n_users(),  dataset.n_items(), dataset.n_inters(),
+                          dataset.sparsity(), sizes.train,       sizes.valid,
+                          sizes.test};
+  log::info(dataset.summary());
+  log::info("split sizes: train " + std::to_string(sizes.train) + ", valid " +
+            std::to_string(sizes.valid) + ", test " + std::to_string(sizes.test) +
+            (unit == "interactions" ? "" : " " + unit));
+  if (sizes.train == 0)
+    throw DataError("the train split is empty (train 0, valid " + std::to_string(sizes.valid) +
+                    ", test " + std::to_string(sizes.test) + " " + unit +
+                    "): expected eval_args.split to give the train set a share "
+                    "(eval_args is set by " +
+                    config.source("eval_args") + ")");
+  // Metrics over no users would be 0/0: say so before any training instead of printing NaN.
+  if (sizes.test == 0)
+    throw DataError("the test split is empty (train " + std::to_string(sizes.train) + ", valid " +
+                    std::to_string(sizes.valid) + ", test 0 " + unit +
+                    "): expected eval_args.split to give the test set a "
+                    "share and the users enough interactions to fill it (eval_args is set by " +
+                    config.source("eval_args") + ")");
+  if (sizes.valid == 0)
+    log::warning(
+        "the valid split is empty: no validation or early stopping; the model after "
+        "the last epoch is tested");
 
   // Same seed on every rank: identical initial weights (rank 0's are broadcast anyway).
   device.seed(static_cast<uint64_t>(config.get_int("seed")));

@@ -164,10 +164,8 @@ std::vector<KeyDecl> make_declarations() {
           .help("Splitting, ordering, grouping and evaluation mode; keys left out take their "
                 "default"),
       Key("repeatable", kBool, kEval)
-          .shape("false")
-          .check(off_only("false (repeatable recommendation is not supported)"))
-          .help("RecBole: evaluate a repeatable-recommendation scenario (sequential models); "
-                "not supported, so it must stay false"),
+          .help("Repeatable recommendation: no history is masked at evaluation. Sequential "
+                "models need true (their preset sets it); other tasks need false"),
       Key("metrics", kStrList, kEval)
           .shape("list of metric names (" + join_names(ranking_metric_names()) +
                  "), or of value metric names (" + join_names(value_metric_names()) + ")")
@@ -212,6 +210,10 @@ std::vector<KeyDecl> make_declarations() {
       Key("TIME_FIELD", kStr, kData)
           .null()
           .help("Name of the timestamp field (needed by order: TO)"),
+      Key("MAX_ITEM_LIST_LENGTH", kInt, kData)
+          .min(1)
+          .help("Sequential models: the most recent items a sample's input keeps (older ones "
+                "are cut); every item_seq is this wide, zero-padded on the right"),
       Key("seq_len", kMap, kData)
           .null()
           .shape("a map from field name to maximum length")

@@ -42,6 +42,15 @@ GeneralPipeline::GeneralPipeline(const config::Config& config, const data::Split
       valid_source_(valid_, &train_),
       test_source_(test_, &train_valid_) {
   refuse_labeled_mode(config);
+  // Repeatable recommendation (nothing masked) is the sequential task's evaluation.
+  if (config.get_bool("repeatable"))
+    throw ConfigError(config.source("repeatable") +
+                      ": repeatable: true is for sequential models (no history masked); the "
+                      "general task masks each user's history: expected false");
+}
+
+TaskPipeline::SplitSizes GeneralPipeline::split_sizes() const {
+  return {split_.train.size(), split_.valid.size(), split_.test.size(), "interactions"};
 }
 
 models::ModelContext GeneralPipeline::model_context(const DeviceManager& device) const {

@@ -21,6 +21,7 @@ class GeneralPipeline : public TaskPipeline {
   const evaluator::EvaluationSource& test() const override { return test_source_; }
   const std::vector<int64_t>& item_train_count() const override { return item_count_; }
   int64_t n_items() const override { return n_items_; }
+  SplitSizes split_sizes() const override;
 
  private:
   const config::Config& config_;

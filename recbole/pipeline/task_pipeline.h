@@ -37,6 +37,13 @@ class TaskPipeline {
   // [n_items] training interactions per item (popularity metrics, the popN sampler).
   virtual const std::vector<int64_t>& item_train_count() const = 0;
   virtual int64_t n_items() const = 0;
+  // What the training, valid and test parts hold, in the task's unit (interactions for the
+  // general task, samples for the sequential one), for the log and the run's statistics.
+  struct SplitSizes {
+    int64_t train = 0, valid = 0, test = 0;
+    const char* unit = "interactions";
+  };
+  virtual SplitSizes split_sizes() const = 0;
 };
 
 // The pipeline of `task` over a loaded and split dataset (both must outlive it); a task with no

@@ -1,0 +1,92 @@
+#include "models/layers/sequence.h"
+
+#include <cmath>
+
+#include "recbole/utils/error.h"
+
+namespace recbole::models::layers {
+
+torch::Tensor gather_last(const torch::Tensor& out, const torch::Tensor& len) {
+  const torch::Tensor idx = (len - 1).view({-1, 1, 1}).expand({-1, 1, out.size(2)});
+  return out.gather(1, idx).squeeze(1);
+}
+
+torch::Tensor attention_mask(const torch::Tensor& item_seq, bool causal) {
+  const int64_t L = item_seq.size(1);
+  torch::Tensor keep = (item_seq > 0).unsqueeze(1).unsqueeze(2);  // [B, 1, 1, L]
+  if (causal) {
+    const torch::Tensor lower =
+        torch::ones({L, L}, item_seq.options().dtype(torch::kBool)).tril();  // j <= i
+    keep = keep & lower.view({1, 1, L, L});
+  }
+  return torch::where(keep, torch::zeros({}, item_seq.options().dtype(torch::kFloat32)),
+                      torch::full({}, -10000.0, item_seq.options().dtype(torch::kFloat32)));
+}
+
+torch::Tensor activation(const torch::Tensor& x, const std::string& name) {
+  if (name == "gelu") return torch::gelu(x);  // the exact erf form
+  if (name == "relu") return torch::relu(x);
+  if (name == "swish") return x * torch::sigmoid(x);
+  if (name == "tanh") return torch::tanh(x);
+  if (name == "sigmoid") return torch::sigmoid(x);
+  throw ConfigError("hidden_act: expected gelu, relu, swish, tanh or sigmoid, got \"" + name +
+                    "\"");
+}
+
+TransformerLayerImpl::TransformerLayerImpl(const TransformerOptions& o) : o_(o) {
+  const int64_t d = o.hidden_size;
+  if (o.n_heads < 1 || d % o.n_heads != 0)
+    throw ConfigError("n_heads: hidden_size " + std::to_string(d) +
+                      " must be a multiple of n_heads " + std::to_string(o.n_heads));
+  qkv_ = register_module("qkv", torch::nn::Linear(d, 3 * d));
+  out_ = register_module("out", torch::nn::Linear(d, d));
+  ln_attn_ = register_module(
+      "ln_attn", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d}).eps(o.layer_norm_eps)));
+  ff1_ = register_module("ff1", torch::nn::Linear(d, o.inner_size));
+  ff2_ = register_module("ff2", torch::nn::Linear(o.inner_size, d));
+  ln_ff_ = register_module(
+      "ln_ff", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d}).eps(o.layer_norm_eps)));
+}
+
+torch::Tensor TransformerLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& mask) {
+  const int64_t B = x.size(0), L = x.size(1), d = o_.hidden_size, h = o_.n_heads, dh = d / h;
+  // [B, L, 3, h, dh] → three [B, h, L, dh]
+  const torch::Tensor qkv = qkv_->forward(x).view({B, L, 3, h, dh}).permute({2, 0, 3, 1, 4});
+  const torch::Tensor q = qkv[0], k = qkv[1], v = qkv[2];
+  torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)).div_(std::sqrt(double(dh)));
+  scores = torch::softmax(scores + mask, -1);
+  scores = torch::dropout(scores, o_.attn_dropout, is_training());
+  const torch::Tensor ctx = torch::matmul(scores, v).transpose(1, 2).reshape({B, L, d});
+  const torch::Tensor a =
+      ln_attn_->forward(torch::dropout(out_->forward(ctx), o_.hidden_dropout, is_training()) + x);
+  const torch::Tensor f = ff2_->forward(activation(ff1_->forward(a), o_.hidden_act));
+  return ln_ff_->forward(torch::dropout(f, o_.hidden_dropout, is_training()) + a);
+}
+
+TransformerEncoderImpl::TransformerEncoderImpl(const TransformerOptions& o) {
+  for (int64_t l = 0; l < o.n_layers; ++l)
+    layers_.push_back(register_module("layer" + std::to_string(l), TransformerLayer(o)));
+}
+
+torch::Tensor TransformerEncoderImpl::forward(const torch::Tensor& x, const torch::Tensor& mask) {
+  torch::Tensor h = x;
+  for (auto& layer : layers_) h = layer->forward(h, mask);
+  return h;
+}
+
+void init_transformer_weights(torch::nn::Module& module, double std) {
+  torch::NoGradGuard no_grad;
+  auto visit = [&](torch::nn::Module& m) {
+    if (auto* linear = m.as<torch::nn::Linear>()) {
+      torch::nn::init::normal_(linear->weight, 0.0, std);
+      if (linear->bias.defined()) linear->bias.zero_();
+    } else if (auto* ln = m.as<torch::nn::LayerNorm>()) {
+      ln->weight.fill_(1.0);
+      ln->bias.zero_();
+    }
+  };
+  visit(module);
+  for (auto& m : module.modules(/*include_self=*/false)) visit(*m);
+}
+
+}  // namespace recbole::models::layers

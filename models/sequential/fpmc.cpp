@@ -1,0 +1,57 @@
+#include "models/sequential/fpmc.h"
+
+#include "models/layers/init.h"
+#include "models/layers/losses.h"
+#include "models/layers/sequence.h"
+#include "recbole/config/config.h"
+
+namespace recbole::models {
+
+FPMC::FPMC(const ModelContext& ctx) : Model("FPMC", ctx) {
+  const int64_t d = ctx.config.get_int("embedding_size");
+  using layers::Init;
+  ui_ = register_parameter("UI_embedding", layers::new_table(ctx.n_users, d, Init::kXavierNormal));
+  iu_ = register_parameter("IU_embedding", layers::new_table(ctx.n_items, d, Init::kXavierNormal));
+  li_ = register_parameter("LI_embedding", layers::new_table(ctx.n_items, d, Init::kXavierNormal));
+  il_ = register_parameter("IL_embedding", layers::new_table(ctx.n_items, d, Init::kXavierNormal));
+  to(ctx.device.device());
+}
+
+torch::Tensor FPMC::last_items(const data::Batch& batch) const {
+  return batch.item_seq.gather(1, (batch.item_seq_len - 1).unsqueeze(1)).squeeze(1);
+}
+
+torch::Tensor FPMC::score(const data::Batch& batch, const torch::Tensor& items) const {
+  const torch::Tensor mf = (ui_.index_select(0, batch.users) * iu_.index_select(0, items)).sum(1);
+  // LI has RecBole's padding_idx 0: its lookups give row 0 no gradient.
+  const torch::Tensor fmc =
+      (il_.index_select(0, items) * torch::embedding(li_, last_items(batch), 0)).sum(1);
+  return mf + fmc;
+}
+
+torch::Tensor FPMC::calculate_loss(const data::Batch& batch) {
+  return layers::bpr_loss(score(batch, batch.items), score(batch, batch.neg_items));
+}
+
+torch::Tensor FPMC::predict(const data::Batch& batch) { return score(batch, batch.items); }
+
+torch::Tensor FPMC::full_sort_predict(const data::Batch& batch) {
+  return torch::matmul(ui_.index_select(0, batch.users), iu_.t()) +
+         torch::matmul(li_.index_select(0, last_items(batch)), il_.t());
+}
+
+RECBOLE_REGISTER_MODEL(FPMC) {
+  using config::Key;
+  using config::KeyType;
+  register_model(
+      {"FPMC",
+       Task::kSequential,
+       InputType::kPairwise,
+       "Factorizing personalized Markov chains: MF plus a factorised transition from the last "
+       "item",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of the four tables"),
+        Key("loss_type", KeyType::kString).choices({"BPR"}).help("BPR only")},
+       [](const ModelContext& ctx) { return std::make_shared<FPMC>(ctx); }});
+}
+
+}  // namespace recbole::models

@@ -1,0 +1,60 @@
+#include "models/sequential/gru4rec.h"
+
+#include "models/layers/init.h"
+#include "models/layers/key_checks.h"
+#include "models/layers/sequence.h"
+#include "recbole/config/config.h"
+#include "recbole/utils/device_manager.h"
+
+namespace recbole::models {
+
+GRU4Rec::GRU4Rec(const ModelContext& ctx)
+    : SequentialModel("GRU4Rec", ctx), dropout_(ctx.config.get_double("dropout_prob")) {
+  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t hidden = ctx.config.get_int("hidden_size");
+  item_embedding_ = register_parameter(
+      "item_embedding", layers::new_table(ctx.n_items, d, layers::Init::kXavierNormal));
+  gru_ = register_module("gru", torch::nn::GRU(torch::nn::GRUOptions(d, hidden)
+                                                   .num_layers(ctx.config.get_int("num_layers"))
+                                                   .bias(false)
+                                                   .batch_first(true)));
+  dense_ = register_module("dense", torch::nn::Linear(hidden, d));
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : gru_->named_parameters())
+      if (p.key() == "weight_ih_l0" || p.key() == "weight_hh_l0")
+        torch::nn::init::xavier_uniform_(p.value());
+  }
+  to(ctx.device.device());
+}
+
+torch::Tensor GRU4Rec::encode(const data::Batch& batch) {
+  const torch::Tensor x = torch::dropout(lookup(batch.item_seq), dropout_, is_training());
+  // Packed by length: each row's GRU stops at its last item, whose state is the row's output
+  // (h_n of the last layer, in the batch's row order).
+  const auto packed = torch::nn::utils::rnn::pack_padded_sequence(
+      x, DeviceManager::to_host(batch.item_seq_len), /*batch_first=*/true,
+      /*enforce_sorted=*/false);
+  const torch::Tensor h_n = std::get<1>(gru_->forward_with_packed_input(packed));
+  return dense_->forward(h_n[h_n.size(0) - 1]);
+}
+
+RECBOLE_REGISTER_MODEL(GRU4Rec) {
+  using config::Key;
+  using config::KeyType;
+  register_model(
+      {"GRU4Rec",
+       Task::kSequential,
+       InputType::kNextItem,
+       "Session-based recommendation with a GRU over the item sequence",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of the item embeddings"),
+        Key("hidden_size", KeyType::kInt).min(1).help("Dimension of the GRU state"),
+        Key("num_layers", KeyType::kInt).min(1).help("GRU layers"),
+        layers::probability_key("dropout_prob").help("Dropout on the item embeddings"),
+        Key("loss_type", KeyType::kString)
+            .choices({"CE", "BPR"})
+            .help("CE over every item, or BPR with a sampled negative")},
+       [](const ModelContext& ctx) { return std::make_shared<GRU4Rec>(ctx); }});
+}
+
+}  // namespace recbole::models

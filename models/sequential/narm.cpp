@@ -1,0 +1,83 @@
+#include "models/sequential/narm.h"
+
+#include "models/layers/init.h"
+#include "models/layers/key_checks.h"
+#include "models/layers/sequence.h"
+#include "recbole/config/config.h"
+#include "recbole/utils/error.h"
+
+namespace recbole::models {
+
+NARM::NARM(const ModelContext& ctx) : SequentialModel("NARM", ctx) {
+  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t hidden = ctx.config.get_int("hidden_size");
+  const std::vector<double> p = ctx.config.get_double_list("dropout_probs");
+  if (p.size() != 2)
+    throw ConfigError(ctx.config.source("dropout_probs") +
+                      ": dropout_probs: expected two probabilities [embedding, context], got " +
+                      std::to_string(p.size()));
+  emb_dropout_ = p[0];
+  ct_dropout_ = p[1];
+  item_embedding_ = register_parameter(
+      "item_embedding", layers::new_table(ctx.n_items, d, layers::Init::kXavierNormal));
+  gru_ = register_module("gru", torch::nn::GRU(torch::nn::GRUOptions(d, hidden)
+                                                   .num_layers(ctx.config.get_int("n_layers"))
+                                                   .bias(false)
+                                                   .batch_first(true)));
+  auto linear = [](int64_t in, int64_t out) {
+    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
+  };
+  a1_ = register_module("a1", linear(hidden, hidden));
+  a2_ = register_module("a2", linear(hidden, hidden));
+  v_ = register_module("v", linear(hidden, 1));
+  b_ = register_module("b", linear(2 * hidden, d));
+  {
+    torch::NoGradGuard no_grad;
+    for (auto* l : {&a1_, &a2_, &v_, &b_}) torch::nn::init::xavier_normal_((*l)->weight);
+  }
+  to(ctx.device.device());
+}
+
+torch::Tensor NARM::encode(const data::Batch& batch) {
+  const int64_t longest = batch.item_seq_len.max().item<int64_t>();
+  const torch::Tensor seq = batch.item_seq.narrow(1, 0, longest);
+  const torch::Tensor x = torch::dropout(lookup(seq), emb_dropout_, is_training());
+  const torch::Tensor g = std::get<0>(gru_->forward(x));                      // [B, l, hidden]
+  const torch::Tensor c_global = layers::gather_last(g, batch.item_seq_len);  // [B, hidden]
+  // m_t: RecBole's item_seq > 0, which for right-padded rows is t < len (what is used here, so
+  // that nothing after a row's last item is read even when the row holds items there).
+  const torch::Tensor mask =
+      (torch::arange(longest, seq.options()).unsqueeze(0) < batch.item_seq_len.unsqueeze(1))
+          .unsqueeze(2)
+          .to(g.scalar_type());  // [B, l, 1]
+  const torch::Tensor alpha =
+      v_->forward(mask * torch::sigmoid(a1_->forward(g) + a2_->forward(c_global).unsqueeze(1)));
+  const torch::Tensor c_local = (alpha * g).sum(1);
+  const torch::Tensor c =
+      torch::dropout(torch::cat({c_local, c_global}, 1), ct_dropout_, is_training());
+  return b_->forward(c);
+}
+
+RECBOLE_REGISTER_MODEL(NARM) {
+  using config::Key;
+  using config::KeyType;
+  register_model(
+      {"NARM",
+       Task::kSequential,
+       InputType::kNextItem,
+       "Neural attentive session recommendation: a GRU with a global and an attentive local "
+       "encoder",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of the item embeddings"),
+        Key("hidden_size", KeyType::kInt).min(1).help("Dimension of the GRU state"),
+        Key("n_layers", KeyType::kInt).min(1).help("GRU layers"),
+        Key("dropout_probs", KeyType::kFloatList)
+            .min(0)
+            .max(0.999999)
+            .help("Dropout on the embeddings and on the joined encoders, [p_emb, p_ct]"),
+        Key("loss_type", KeyType::kString)
+            .choices({"CE", "BPR"})
+            .help("CE over every item, or BPR with a sampled negative")},
+       [](const ModelContext& ctx) { return std::make_shared<NARM>(ctx); }});
+}
+
+}  // namespace recbole::models

@@ -1,0 +1,57 @@
+#include "models/sequential/sequential_model.h"
+
+#include <algorithm>
+
+#include "models/layers/losses.h"
+#include "recbole/config/config.h"
+
+namespace recbole::models {
+
+SequentialModel::SequentialModel(std::string name, const ModelContext& ctx)
+    : Model(std::move(name), ctx), max_len_(ctx.config.get_int("MAX_ITEM_LIST_LENGTH")) {
+  if (ctx.config.has("loss_type")) bpr_ = ctx.config.get_string("loss_type") == "BPR";
+}
+
+torch::Tensor SequentialModel::lookup(const torch::Tensor& ids) const {
+  return torch::embedding(item_embedding_, ids, /*padding_idx=*/0);
+}
+
+torch::Tensor SequentialModel::calculate_loss(const data::Batch& batch) {
+  const torch::Tensor h = encode(batch);
+  const torch::Tensor items = output_items();
+  if (bpr_) {
+    const torch::Tensor pos = (h * torch::embedding(items, batch.items, 0)).sum(-1);
+    const torch::Tensor neg = (h * torch::embedding(items, batch.neg_items, 0)).sum(-1);
+    return layers::bpr_loss(pos, neg);
+  }
+  return torch::nn::functional::cross_entropy(torch::matmul(h, items.t()), batch.items);
+}
+
+torch::Tensor SequentialModel::train_step(const data::Batch& batch, TrainStep& step) {
+  step.optimizer().zero_grad();
+  const int64_t rows = batch.size();
+  torch::Tensor total = torch::zeros({}, torch::TensorOptions().device(device_manager().device()));
+  for (int64_t start = 0; start < rows; start += kMicroBatch) {
+    const int64_t n = std::min(kMicroBatch, rows - start);
+    data::Batch part = batch;
+    part.for_each_column([&](torch::Tensor& t) { t = t.narrow(0, start, n); });
+    torch::Tensor loss = calculate_loss(part);
+    device_manager().check(loss, name(), "loss");
+    loss = loss * (static_cast<double>(n) / static_cast<double>(rows));
+    loss.backward();
+    total += loss.detach();
+  }
+  step.finish_gradients();
+  step.optimizer().step();
+  return total;
+}
+
+torch::Tensor SequentialModel::full_sort_predict(const data::Batch& batch) {
+  return torch::matmul(encode(batch), output_items().t());
+}
+
+torch::Tensor SequentialModel::predict(const data::Batch& batch) {
+  return (encode(batch) * output_items().index_select(0, batch.items)).sum(-1);
+}
+
+}  // namespace recbole::models

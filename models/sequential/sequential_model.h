@@ -1,0 +1,43 @@
+#pragma once
+// What RecBole's sequential models share (SequentialRecommender): an item table [n_items, d]
+// whose row 0 is the padding item (initialised like the others, never zeroed: its lookups get no
+// gradient, while the full products of the CE logits and full sort reach it, as in RecBole), an
+// encoder of each row's item_seq / item_seq_len into h [B, d], and the losses over h:
+//   CE:  mean_b cross-entropy(h_b · Eᵀ, target_b) over every item, row 0 included;
+//   BPR: mean_b −log(1e−10 + σ(h_b·e_pos − h_b·e_neg)) with the sampled neg_items.
+// full_sort_predict = h · Eᵀ ([B, n_items]); predict = h_b · e_{items_b}.
+#include <string>
+
+#include "models/model.h"
+
+namespace recbole::models {
+
+class SequentialModel : public Model {
+ public:
+  SequentialModel(std::string name, const ModelContext& ctx);
+
+  // h: [B, d] float32 on the device, for batch.item_seq [B, L] and batch.item_seq_len [B].
+  virtual torch::Tensor encode(const data::Batch& batch) = 0;
+  // The item vectors the scores are taken against: [n_items, d].
+  virtual torch::Tensor output_items() const { return item_embedding_; }
+
+  torch::Tensor calculate_loss(const data::Batch& batch) override;
+  // One optimisation step over the batch in micro-batches of at most kMicroBatch rows, each
+  // loss weighted by its share of the rows before its backward: the gradient of the batch's
+  // mean loss (the losses above are means over rows), while the activations kept for backward
+  // are those of one micro-batch (a 2048-row SASRec batch keeps ~1.2 GB of them at once).
+  torch::Tensor train_step(const data::Batch& batch, TrainStep& step) override;
+  static constexpr int64_t kMicroBatch = 512;
+  torch::Tensor full_sort_predict(const data::Batch& batch) override;
+  torch::Tensor predict(const data::Batch& batch) override;
+
+ protected:
+  // Lookups of the item table with RecBole's padding_idx 0 (no gradient to row 0 through them).
+  torch::Tensor lookup(const torch::Tensor& ids) const;
+
+  bool bpr_ = false;      // loss_type BPR (else CE)
+  int64_t max_len_ = 50;  // MAX_ITEM_LIST_LENGTH
+  torch::Tensor item_embedding_;
+};
+
+}  // namespace recbole::models

@@ -1,0 +1,201 @@
+// The model contract for sequential models (the general one ranks users; these rank samples of
+// sequences), and the no-look-ahead property of the causal ones.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <sstream>
+
+#include <torch/torch.h>
+
+#include "models/model.h"
+#include "models/sequential/sasrec.h"
+#include "models/sequential/sequential_model.h"
+#include "recbole/config/eval_mode.h"
+#include "recbole/config/model_keys.h"
+#include "recbole/data/sequence_store.h"
+#include "recbole/evaluator/evaluator.h"
+#include "recbole/pipeline/sequential_pipeline.h"
+#include "recbole/utils/dist.h"
+#include "tests/models/model_fixture.h"
+
+using recbole::data::SequenceStore;
+using recbole::models::Model;
+
+namespace {
+
+// 40 users' sequences over 30 items (TinyData's rows, then its valid item), split by
+// leave-one-out; inputs at most `max_len` wide.
+SequenceStore tiny_sequences(int64_t max_len) {
+  recbole::testing::TinyData d;
+  std::vector<int32_t> users, items;
+  for (int32_t u = 1; u < d.n_users; ++u) {
+    for (const int32_t* it = d.train.row_begin(u); it != d.train.row_end(u); ++it)
+      users.push_back(u), items.push_back(*it);
+    users.push_back(u), items.push_back(d.valid.row_begin(u)[0]);
+  }
+  recbole::data::EvalArgs ea;
+  ea.split = recbole::data::EvalArgs::SplitKind::kLeaveOneOut;
+  ea.order = "TO";
+  return SequenceStore::from_ordered(d.n_users, users, items, ea, max_len);
+}
+
+struct SeqHarness {
+  recbole::config::Config config;
+  recbole::DeviceManager device;
+  recbole::pipeline::SequentialPipeline pipeline;
+  recbole::models::ModelContext ctx;
+
+  SeqHarness(const std::string& model, std::vector<std::pair<std::string, std::string>> extra = {})
+      : config(recbole::testing::model_config(model, with_length(std::move(extra)))),
+        device(recbole::DeviceManager::from_config(config)),
+        pipeline(config, tiny_sequences(config.get_int("MAX_ITEM_LIST_LENGTH")), 40, 30),
+        ctx(pipeline.model_context(device)) {}
+
+  static std::vector<std::pair<std::string, std::string>> with_length(
+      std::vector<std::pair<std::string, std::string>> extra) {
+    extra.insert(extra.begin(), {"MAX_ITEM_LIST_LENGTH", "6"});
+    return extra;
+  }
+
+  std::shared_ptr<Model> create() {
+    device.seed(device.base_seed());
+    return recbole::models::create_model(config.model(), ctx);
+  }
+
+  // Three batches of the model's training source, Adam(0.01).
+  void train(Model& m) {
+    m.train();
+    torch::optim::Adam opt(m.parameters(), torch::optim::AdamOptions(0.01));
+    auto source = pipeline.training_source(m.input_type(), m.name(), 0, 1);
+    source->start_epoch(0);
+    recbole::data::Batch batch;
+    for (int b = 0; b < 3 && source->next(batch); ++b) {
+      opt.zero_grad();
+      torch::Tensor loss = m.calculate_loss(device.place(batch));
+      REQUIRE(loss.numel() == 1);
+      REQUIRE(std::isfinite(loss.item<double>()));
+      loss.backward();
+      opt.step();
+    }
+    m.eval();
+  }
+
+  // Scores of the test samples `rows` (CPU).
+  torch::Tensor scores(Model& m, const std::vector<int64_t>& rows) {
+    torch::NoGradGuard no_grad;
+    const auto& src = static_cast<const recbole::pipeline::SequenceRankingSource&>(pipeline.test());
+    return recbole::DeviceManager::to_host(m.full_sort_predict(device.place(src.batch(rows))));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("every sequential model satisfies the model contract", "[models][contract][sequential]") {
+  for (const auto& descriptor : recbole::models::registered_models()) {
+    if (descriptor.task != recbole::models::Task::kSequential) continue;
+    const std::string& name = descriptor.name;
+    DYNAMIC_SECTION(name) {
+      CHECK_FALSE(descriptor.description.empty());
+      SeqHarness h(name);
+      std::shared_ptr<Model> m = h.create();
+      REQUIRE(m->name() == name);
+      h.train(*m);
+      const std::vector<int64_t> rows{3, 1, 17, 30};
+      const torch::Tensor s = h.scores(*m, rows);
+      REQUIRE(s.scalar_type() == torch::kFloat32);
+      REQUIRE(s.sizes() == torch::IntArrayRef({4, 30}));
+      REQUIRE(torch::isfinite(s).all().item<bool>());
+      // A row scores the same alone as in a block.
+      CHECK(torch::allclose(h.scores(*m, {17}), s[2].unsqueeze(0), 1e-5, 1e-6));
+      // predict agrees with full_sort_predict.
+      {
+        torch::NoGradGuard no_grad;
+        const auto& src =
+            static_cast<const recbole::pipeline::SequenceRankingSource&>(h.pipeline.test());
+        recbole::data::Batch b = src.batch(rows);
+        b.items = torch::tensor({5, 2, 12, 29}, torch::kInt64);
+        const torch::Tensor p = recbole::DeviceManager::to_host(m->predict(h.device.place(b)));
+        CHECK(torch::allclose(p, s.gather(1, b.items.view({-1, 1})).view({-1}), 1e-5, 1e-6));
+      }
+      // The evaluator ranks every valid sample.
+      recbole::Dist dist;
+      recbole::evaluator::EvaluatorSettings es;
+      es.metrics = {"mrr"};
+      es.topk = {5};
+      recbole::evaluator::Evaluator ev(es, h.device, dist, 30, h.pipeline.item_train_count());
+      const auto& valid = static_cast<const recbole::evaluator::RankingSource&>(h.pipeline.valid());
+      CHECK(ev.collect(*m, valid).n_users() == static_cast<int64_t>(valid.rows().size()));
+      // Sampled evaluation (uniN, popN) ranks each sample's target among N sampled items.
+      for (const char* mode : {"uni10", "pop10"}) {
+        es.valid_mode = *recbole::config::EvalMode::parse(mode);
+        recbole::evaluator::Evaluator sampled(es, h.device, dist, 30,
+                                              h.pipeline.item_train_count());
+        const auto rec = sampled.collect(*m, valid);
+        CHECK(rec.n_users() == static_cast<int64_t>(valid.rows().size()));
+      }
+      // A fixed seed repeats exactly.
+      std::shared_ptr<Model> again = h.create();
+      h.train(*again);
+      CHECK(torch::equal(h.scores(*again, rows), s));
+      // Save and load: identical scores.
+      torch::serialize::OutputArchive out;
+      m->save(out);
+      std::ostringstream bytes;
+      out.save_to(bytes);
+      std::shared_ptr<Model> loaded = h.create();
+      torch::serialize::InputArchive in;
+      std::istringstream read(bytes.str());
+      in.load_from(read, h.device.device());
+      loaded->load(in);
+      loaded->eval();
+      CHECK(torch::equal(h.scores(*loaded, rows), s));
+      // BPR: trains on sampled negatives.
+      if (recbole::config::find_model_key(name, "loss_type")) {
+        SeqHarness bpr(name, {{"loss_type", "BPR"}});
+        std::shared_ptr<Model> mb = bpr.create();
+        bpr.train(*mb);
+      }
+    }
+  }
+}
+
+TEST_CASE("causal sequential models never look ahead", "[models][sequential]") {
+  for (const char* name : {"GRU4Rec", "SASRec", "NARM"}) {
+    DYNAMIC_SECTION(name) {
+      SeqHarness h(name);
+      std::shared_ptr<Model> m = h.create();
+      h.train(*m);
+      auto& seq = dynamic_cast<recbole::models::SequentialModel&>(*m);
+      torch::NoGradGuard no_grad;
+      // One sequence of 6 items, read as each of its prefixes (length t): the items after a
+      // prefix stay in the row, so a model that looked ahead would see them.
+      const torch::Tensor s = torch::tensor({4, 9, 2, 17, 9, 25}, torch::kInt64);
+      auto prefixes = [&](const torch::Tensor& row) {
+        recbole::data::Batch b;
+        b.item_seq = row.unsqueeze(0).repeat({6, 1});
+        b.item_seq_len = torch::arange(1, 7, torch::kInt64);
+        return recbole::DeviceManager::to_host(seq.encode(h.device.place(b)));
+      };
+      const torch::Tensor base = prefixes(s);
+      for (int64_t j = 1; j < 6; ++j) {
+        torch::Tensor changed = s.clone();
+        changed[j] = 28;
+        const torch::Tensor other = prefixes(changed);
+        INFO("item " << j << " changed");
+        // Every prefix that ends before position j is unchanged; the one that reads j changes.
+        CHECK(torch::equal(other.narrow(0, 0, j), base.narrow(0, 0, j)));
+        CHECK_FALSE(torch::allclose(other[j], base[j]));
+      }
+      // SASRec: every position of the encoder's output, not just the gathered one.
+      if (auto* sasrec = dynamic_cast<recbole::models::SASRec*>(m.get())) {
+        const torch::Tensor all = sasrec->encode_all(h.device.place(s.unsqueeze(0)));
+        for (int64_t j = 1; j < 6; ++j) {
+          torch::Tensor changed = s.clone();
+          changed[j] = 28;
+          const torch::Tensor other = sasrec->encode_all(h.device.place(changed.unsqueeze(0)));
+          CHECK(torch::equal(other.narrow(1, 0, j), all.narrow(1, 0, j)));
+        }
+      }
+    }
+  }
+}
