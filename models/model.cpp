@@ -113,6 +113,7 @@ void register_model(ModelDescriptor descriptor) {
   if (descriptor.name.empty() || !descriptor.factory)
     throw Error("register_model: a model needs a name and a factory");
   config::register_model_keys(descriptor.name, descriptor.keys);
+  config::register_model_task(descriptor.name, task_name(descriptor.task));
   std::lock_guard<std::mutex> lock(registry_mutex());
   const std::string name = descriptor.name;
   registry()[name] = std::move(descriptor);

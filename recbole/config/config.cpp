@@ -444,6 +444,12 @@ class ConfigBuilder {
     if (!dataset.empty()) {
       if (auto d = read_embedded("configs/dataset/" + dataset + ".yaml")) internal.push_back(*d);
     }
+    // The context task's preset (RecBole applies it by itself to context models): labelled
+    // rows, a random 8:1:1 split, labeled evaluation, AUC; ml-100k adds its label and features.
+    if (!model.empty() && model_task(model) == "context") {
+      internal.push_back(*read_embedded("configs/preset/context.yaml"));
+      if (dataset == "ml-100k") internal.push_back(*read_embedded("configs/preset/context_ml-100k.yaml"));
+    }
 
     Config c;
     c.model_ = model;

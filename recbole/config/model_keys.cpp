@@ -11,6 +11,7 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::map<std::string, std::vector<KeyDecl>> keys;  // by model name
+  std::map<std::string, std::string> tasks;          // by model name
   void (*loader)() = nullptr;
   bool loaded = false;
 };
@@ -51,6 +52,22 @@ void register_model_keys(const std::string& model, std::vector<KeyDecl> keys) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.keys[model] = std::move(keys);
+}
+
+void register_model_task(const std::string& model, const std::string& task) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.tasks[model] = task;
+}
+
+std::string model_task(const std::string& model) {
+  Registry& r = loaded_registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.tasks.find(model);
+  if (it != r.tasks.end()) return it->second;
+  for (const auto& [name, task] : r.tasks)
+    if (to_lower(name) == to_lower(model)) return task;
+  return "";
 }
 
 bool model_declares_keys(const std::string& model) {

@@ -30,6 +30,11 @@ bool is_any_model_key(const std::string& key);
 // Every model with its keys, sorted by model name.
 std::vector<std::pair<std::string, std::vector<KeyDecl>>> all_model_keys();
 
+// The task of `model` ("general", "context", ...), set by models::register_model, so that the
+// config can add the task's preset layer (RecBole's quick_start_config files); "" when unknown.
+void register_model_task(const std::string& model, const std::string& task);
+std::string model_task(const std::string& model);
+
 // The loader that registers the shipped models (set by models/model.cpp); called once before
 // the first lookup above.
 void set_model_key_loader(void (*loader)());
