@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include "recbole/config/config.h"
+#include "recbole/data/atomic_file.h"
 #include "recbole/data/dataset.h"
 #include "recbole/data/split.h"
 #include "recbole/pipeline/context_pipeline.h"
