@@ -32,10 +32,9 @@ torch::Tensor ContextModel::calculate_loss(const data::Batch& batch) {
   const torch::Tensor& y = batch.labels;
   torch::Tensor loss;
   if (probability_output()) {
-    // PyTorch's BCELoss: each log clamped at -100.
-    loss = -(y * torch::clamp_min(torch::log(z), -100) +
-             (1 - y) * torch::clamp_min(torch::log(1 - z), -100))
-                .mean();
+    // PyTorch's BCELoss: each log clamped at -100, and a backward that stays finite where the
+    // probability saturates at 0 or 1 (clamping log(z) by hand gives 0 · inf = NaN there).
+    loss = torch::binary_cross_entropy(z, y);
   } else {
     loss = torch::binary_cross_entropy_with_logits(z, y);
   }
