@@ -23,6 +23,7 @@
 
 #include "recbole/config/key_decl.h"
 #include "recbole/data/batch.h"
+#include "recbole/data/feature_schema.h"
 #include "recbole/data/interaction_matrix.h"
 #include "recbole/utils/device_manager.h"
 
@@ -57,6 +58,8 @@ struct ModelContext {
   int64_t n_items;                       // including the pad id 0
   const data::InteractionMatrix& train;  // user → items of the training split (CPU)
   const DeviceManager& device;
+  // Context task: the feature fields of the run (nullptr for the other tasks).
+  const data::FeatureSchema* features = nullptr;
 };
 
 // What the trainer offers a training step.

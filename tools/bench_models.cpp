@@ -121,7 +121,8 @@ int main(int argc, char** argv) {
     if (models.empty()) {
       recbole::models::register_builtin_models();
       for (const auto& d : recbole::models::registered_models())
-        if (d.task == recbole::models::Task::kGeneral &&
+        if ((d.task == recbole::models::Task::kGeneral ||
+             d.task == recbole::models::Task::kContext) &&
             d.input != recbole::models::InputType::kFitOnce)
           models.push_back(d.name);
     }

@@ -444,12 +444,16 @@ class ConfigBuilder {
     if (!dataset.empty()) {
       if (auto d = read_embedded("configs/dataset/" + dataset + ".yaml")) internal.push_back(*d);
     }
-    // The task's preset (RecBole's quick_start_config, e.g. sequential.yaml) sits above the
-    // dataset files and below every user source.
+    // The task's presets (RecBole's quick_start_config: sequential.yaml, context-aware.yaml and
+    // its ml-100k addition) sit above the dataset files and below every user source.
     if (!model.empty()) {
       const std::string task = model_task(model);
-      if (!task.empty())
+      if (!task.empty()) {
         if (auto d = read_embedded("configs/preset/" + task + ".yaml")) internal.push_back(*d);
+        if (!dataset.empty())
+          if (auto d = read_embedded("configs/preset/" + task + "_" + dataset + ".yaml"))
+            internal.push_back(*d);
+      }
     }
 
     Config c;

@@ -225,6 +225,9 @@ std::vector<KeyDecl> make_declarations() {
           .shape("a one-key map {field: value}")
           .check(check_threshold)
           .help("Label = 1 when field >= value, else 0 (the field is then dropped)"),
+      Key("numerical_features", kStrList, kData)
+          .help("Float / float_seq fields that context models embed (value times a learned "
+                "vector); other float fields are loaded but not model inputs"),
       Key("NEG_PREFIX", kStr, kData).help("Prefix of the negative-sample columns (neg_item_id)"),
       Key("load_col", kMap, kData)
           .null()

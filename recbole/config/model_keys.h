@@ -30,9 +30,10 @@ bool is_any_model_key(const std::string& key);
 // Every model with its keys, sorted by model name.
 std::vector<std::pair<std::string, std::vector<KeyDecl>>> all_model_keys();
 
-// The task family of `model` ("general", "sequential", ...), set by models::register_model, so
-// that the config loads the task's preset (configs/preset/<task>.yaml, when there is one) above
-// the model and dataset files and below every user source, as RecBole's quick-start presets.
+// The task family of `model` ("general", "sequential", "context", ...), set by
+// models::register_model, so that the config loads the task's preset (configs/preset/<task>.yaml
+// and configs/preset/<task>_<dataset>.yaml, when there are) above the model and dataset files and
+// below every user source, as RecBole's quick-start presets.
 void register_model_task(const std::string& model, const std::string& task);
 // `model`'s task (exact name, else case-insensitive); empty for an unknown model.
 std::string model_task(const std::string& model);

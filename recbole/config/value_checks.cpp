@@ -206,14 +206,19 @@ YAML::Node check_metrics(const YAML::Node& list) {
     const evaluator::MetricInfo* row = evaluator::find_metric(m.Scalar());
     if (row == nullptr) throw InvalidValue("", exp, m);
     if (!seen.insert(row->name).second) throw InvalidValue("", "each metric once", m);
-    // A split is evaluated either by ranking or by labelled rows, never both (RecBole).
-    if (first != nullptr && first->is_ranking() != row->is_ranking()) {
-      throw InvalidValue("",
-                         "ranking metrics or value metrics (" +
-                             evaluator::join_names(evaluator::value_metric_names()) + "), not both",
-                         m);
+    // A split is evaluated either by ranking or by labelled rows, never both (RecBole). GAUC
+    // goes with either: from ranks in the ranking modes, from each user's labelled rows in the
+    // labeled mode (where RecBole fails).
+    if (row->kind != evaluator::MetricKind::kRank) {
+      if (first != nullptr && first->is_ranking() != row->is_ranking()) {
+        throw InvalidValue("",
+                           "ranking metrics or value metrics (" +
+                               evaluator::join_names(evaluator::value_metric_names()) +
+                               ", with GAUC beside either), not both",
+                           m);
+      }
+      if (first == nullptr) first = row;
     }
-    if (first == nullptr) first = row;
     out.push_back(row->name);
   }
   return out;

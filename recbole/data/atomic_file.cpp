@@ -379,6 +379,15 @@ int64_t parse_rows(LineReader& reader, const std::string& path,
             c.offsets.push_back(c.type == FieldType::kTokenSeq
                                     ? static_cast<int64_t>(c.tokens.size())
                                     : static_cast<int64_t>(c.floats.size()));
+            // Feature batches pad every row to the longest sequence: one runaway cell (a
+            // separator mistake) would make every batch that wide.
+            const int64_t len = c.offsets.back() - c.offsets[c.offsets.size() - 2];
+            if (len > kMaxSequenceLength)
+              throw DataError(path + ":" + std::to_string(reader.line_number()) + ": column " +
+                              header[k].name + ":" + field_type_name(header[k].type) + ": " +
+                              std::to_string(len) + " elements in one cell; expected at most " +
+                              std::to_string(kMaxSequenceLength) +
+                              " (check seq_separator and field_separator)");
             break;
           }
         }

@@ -26,6 +26,9 @@
 
 namespace recbole::data {
 
+// The most elements one token_seq / float_seq cell may hold (DataError naming file:line beyond).
+constexpr int64_t kMaxSequenceLength = 100000;
+
 struct AtomicFileOptions {
   std::string field_separator = "\t";
   std::string seq_separator = " ";

@@ -352,6 +352,10 @@ ValueRecords Evaluator::collect_values(models::Model& model, const LabeledSource
     const torch::Tensor l = DeviceManager::to_host(batch.labels).to(torch::kFloat32).contiguous();
     rec.scores.insert(rec.scores.end(), s.data_ptr<float>(), s.data_ptr<float>() + b);
     rec.labels.insert(rec.labels.end(), l.data_ptr<float>(), l.data_ptr<float>() + b);
+    if (batch.users.defined()) {
+      const torch::Tensor u = DeviceManager::to_host(batch.users).to(torch::kInt64).contiguous();
+      rec.users.insert(rec.users.end(), u.data_ptr<int64_t>(), u.data_ptr<int64_t>() + b);
+    }
   }
   return rec;
 }
@@ -389,6 +393,8 @@ ValueRecords gather(Dist& dist, const ValueRecords& local) {
   ValueRecords all;
   all.scores = as_vector<float>(dist.all_gather_cat(as_tensor(local.scores, torch::kFloat32)));
   all.labels = as_vector<float>(dist.all_gather_cat(as_tensor(local.labels, torch::kFloat32)));
+  if (!local.users.empty())
+    all.users = as_vector<int64_t>(dist.all_gather_cat(as_tensor(local.users, torch::kInt64)));
   return all;
 }
 

@@ -62,9 +62,14 @@ double mean_of(const ValueRecords& records, Term term) {
 void ValueRecords::append(const ValueRecords& other) {
   scores.insert(scores.end(), other.scores.begin(), other.scores.end());
   labels.insert(labels.end(), other.labels.begin(), other.labels.end());
+  users.insert(users.end(), other.users.begin(), other.users.end());
 }
 
 void ValueRecords::validate() const {
+  if (!users.empty() && users.size() != scores.size()) {
+    throw std::invalid_argument("ValueRecords: " + std::to_string(scores.size()) + " scores but " +
+                                std::to_string(users.size()) + " users");
+  }
   if (scores.size() != labels.size()) {
     throw std::invalid_argument("ValueRecords: " + std::to_string(scores.size()) + " scores but " +
                                 std::to_string(labels.size()) + " labels");
@@ -113,6 +118,60 @@ double auc(const ValueRecords& records) {
          (2.0 * static_cast<double>(positives) * static_cast<double>(negatives));
 }
 
+double gauc(const ValueRecords& records) {
+  records.validate();
+  if (records.users.size() != records.scores.size())
+    throw std::invalid_argument("GAUC needs the user of every row (ValueRecords::users)");
+  const int64_t n = records.size();
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(records.scores[i])) {
+      log::warning("GAUC: some scores are NaN, so GAUC is undefined (nan; null in result files)");
+      return kNaN;
+    }
+    order[i] = i;
+  }
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    if (records.users[a] != records.users[b]) return records.users[a] < records.users[b];
+    return records.scores[a] < records.scores[b];
+  });
+  double weighted = 0.0, weight = 0.0;
+  int64_t one_class = 0;
+  for (int64_t u = 0; u < n;) {
+    int64_t end = u;
+    while (end < n && records.users[order[end]] == records.users[order[u]]) ++end;
+    // Ascending blocks of equal score, as auc(): pairs ranked right + half the tied pairs.
+    int64_t positives = 0, negatives = 0, twice_pairs = 0;
+    for (int64_t b = u; b < end;) {
+      int64_t e = b, pos = 0;
+      while (e < end && records.scores[order[e]] == records.scores[order[b]])
+        pos += records.labels[order[e++]] == 1.0f;
+      const int64_t neg = (e - b) - pos;
+      twice_pairs += 2 * pos * negatives + pos * neg;
+      positives += pos;
+      negatives += neg;
+      b = e;
+    }
+    if (positives == 0 || negatives == 0) {
+      ++one_class;
+    } else {
+      const double user_auc = static_cast<double>(twice_pairs) /
+                              (2.0 * static_cast<double>(positives) * static_cast<double>(negatives));
+      weighted += static_cast<double>(positives) * user_auc;
+      weight += static_cast<double>(positives);
+    }
+    u = end;
+  }
+  if (one_class > 0)
+    log::warning("GAUC: " + std::to_string(one_class) +
+                 " users with rows of one label only (all positive or all negative) are left out");
+  if (weight == 0.0) {
+    log::warning("GAUC: no user has both labels, so GAUC is undefined (nan; null in result files)");
+    return kNaN;
+  }
+  return weighted / weight;
+}
+
 double log_loss(const ValueRecords& records) {
   return mean_of(records, [](float score, float label) {
     const double p = std::clamp(static_cast<double>(score), kLogLossEps, 1.0 - kLogLossEps);
@@ -147,6 +206,11 @@ std::vector<std::pair<std::string, double>> compute_value_metrics(
       throw ConfigError("metrics: unknown metric \"" + name +
                         "\"; value metrics: " + join_names(value_metric_names()));
     }
+    if (row->kind == MetricKind::kRank) {
+      // GAUC: per-user AUC over the labelled rows.
+      if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+      continue;
+    }
     if (row->is_ranking()) {
       throw ConfigError("metrics: " + std::string(row->name) +
                         " is a ranking metric, computed in the full, uniN and popN evaluation "
@@ -158,7 +222,8 @@ std::vector<std::pair<std::string, double>> compute_value_metrics(
   records.validate();
   std::vector<std::pair<std::string, double>> out;
   for (const MetricInfo* row : rows) {
-    out.emplace_back(to_lower(row->name), python_round(formula_of(*row)(records), decimal_place));
+    const double v = row->kind == MetricKind::kRank ? gauc(records) : formula_of(*row)(records);
+    out.emplace_back(to_lower(row->name), python_round(v, decimal_place));
   }
   return out;
 }

@@ -19,6 +19,7 @@ struct ValueRecords {
   std::vector<float> labels;  // [n] the row's label; AUC's positives are the rows whose label is
                               // exactly 1, every other label a negative; LogLoss, MAE and RMSE
                               // use the label as given (soft labels work)
+  std::vector<int64_t> users;  // [n] the row's user (GAUC); empty when not collected
 
   int64_t size() const { return static_cast<int64_t>(scores.size()); }
   // Concatenates the rows of `other` after ours.
@@ -33,6 +34,12 @@ struct ValueRecords {
 // With one class only (no positive or no negative row, or no rows) AUC is undefined: NaN and a
 // warning, as RecBole (it raises nothing). A NaN score also gives NaN and a warning.
 double auc(const ValueRecords& records);
+// Group AUC of the labeled mode: the AUC of each user's rows (ties count half, positives are
+// label 1), weighted by the user's positives; users whose rows are all positive or all negative
+// are left out (a warning says how many). RecBole's per-user formula from mid-ranks, over the
+// labelled rows instead of a ranked item list. NaN (and a warning) when no user is left; throws
+// std::invalid_argument when records.users is empty.
+double gauc(const ValueRecords& records);
 // Mean of -(y log p + (1 - y) log(1 - p)) with p clipped to [1e-15, 1 - 1e-15]. NaN when empty.
 double log_loss(const ValueRecords& records);
 // Mean of |p - y|. NaN when empty.
@@ -41,7 +48,7 @@ double mean_absolute_error(const ValueRecords& records);
 double root_mean_squared_error(const ValueRecords& records);
 
 // Computes every value metric of `metrics` (names in any case, each of the registry's kValue
-// rows: AUC, LogLoss, MAE, RMSE) in the order given, with lowercase keys ("auc", "logloss"); a
+// rows: AUC, LogLoss, MAE, RMSE, and GAUC, which needs records.users) in the order given, with lowercase keys ("auc", "logloss"); a
 // repeated name gives one key (first position). Values are rounded to `decimal_place` decimals
 // like Python's round(). Throws recbole::ConfigError for an unknown metric, a ranking metric (the
 // message says which mode computes it) or a negative decimal_place; std::invalid_argument when

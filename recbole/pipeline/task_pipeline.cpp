@@ -2,6 +2,7 @@
 
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
+#include "recbole/pipeline/context_pipeline.h"
 #include "recbole/pipeline/general_pipeline.h"
 #include "recbole/pipeline/sequential_pipeline.h"
 #include "recbole/utils/error.h"
@@ -15,6 +16,8 @@ std::unique_ptr<TaskPipeline> make_task_pipeline(models::Task task, const config
     return std::make_unique<GeneralPipeline>(config, split, dataset.n_users(), dataset.n_items());
   if (task == models::Task::kSequential)
     return std::make_unique<SequentialPipeline>(config, dataset);
+  if (task == models::Task::kContext)
+    return std::make_unique<ContextPipeline>(config, dataset, split);
   throw ConfigError("model: " + config.model() + " is a " + models::task_name(task) +
                     " model, and the " + models::task_name(task) +
                     " task has no pipeline in this version");

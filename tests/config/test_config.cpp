@@ -621,8 +621,11 @@ TEST_CASE("metric names come from the evaluator's registry", "[config][metrics]"
   // Not mixed with ranking metrics; no @k.
   CHECK(err({{"metrics", "[Recall, AUC]"}, {"eval_args", "{mode: labeled}"}}) ==
         "API override: metrics: expected ranking metrics or value metrics (AUC, LogLoss, MAE, "
-        "RMSE), not both, got \"AUC\"");
-  CHECK_THAT(err({{"metrics", "[GAUC, LogLoss]"}}), Catch::Contains("not both"));
+        "RMSE, with GAUC beside either), not both, got \"AUC\"");
+  // GAUC goes with either kind: per user from the labelled rows in the labeled mode.
+  CHECK_THAT(err({{"metrics", "[GAUC, LogLoss]"}}), Catch::Contains("labeled evaluation mode"));
+  CHECK(err({{"metrics", "[GAUC, LogLoss]"}, {"valid_metric", "GAUC"},
+             {"eval_args", "{mode: labeled}"}}) == "");
   CHECK(err({{"valid_metric", "AUC@10"}}) ==
         "API override: valid_metric: expected AUC without @k (a value metric), got \"AUC@10\"");
 }

@@ -131,3 +131,44 @@ TEST_CASE("every registered metric has a formula", "[value_metrics][metrics]") {
         value_metric_names().size());
   CHECK(ranking_metric_names().size() + value_metric_names().size() == metric_registry().size());
 }
+
+TEST_CASE("AUC, GAUC and LogLoss of the labeled mode by hand, ties and one-class users",
+          "[value_metrics][gauc]") {
+  // user 1: (0.9, 1) (0.5, 0) (0.5, 1) (0.2, 0): 0.9 beats both negatives (2), the positive 0.5
+  //   ties the negative 0.5 (1/2) and beats 0.2 (1): 3.5 / 4 = 0.875, weight 2 positives.
+  //   RecBole's rank form: descending mid-ranks 1, 2.5, 2.5, 4; n 4, P 2:
+  //   ((4 + 1)·2 − 2·3/2 − (1 + 2.5)) / (2·2) = 3.5 / 4.
+  // user 2: (0.3, 1) (0.6, 0) (0.1, 0): 1 of 2 pairs: 0.5, weight 1.
+  // user 3: (0.7, 1) (0.4, 1): positives only — left out. user 4: (0.8, 0): negatives only.
+  // GAUC = (2·0.875 + 1·0.5) / 3 = 0.75.
+  ValueRecords r = rows({0.9f, 0.5f, 0.5f, 0.2f, 0.3f, 0.6f, 0.1f, 0.7f, 0.4f, 0.8f},
+                        {1, 0, 1, 0, 1, 0, 0, 1, 1, 0});
+  r.users = {1, 1, 1, 1, 2, 2, 2, 3, 3, 4};
+  CHECK(gauc(r) == Approx(0.75).epsilon(1e-12));
+  // Global AUC: positives 0.9 (beats 5), 0.5 (ties 1, beats 2: 2.5), 0.3 (2), 0.7 (4), 0.4 (2):
+  // 15.5 of 25 pairs.
+  CHECK(auc(r) == Approx(15.5 / 25).epsilon(1e-12));
+  double ll = 0;
+  for (size_t i = 0; i < r.scores.size(); ++i)
+    ll += r.labels[i] == 1 ? -std::log(static_cast<double>(r.scores[i]))
+                           : -std::log(1.0 - static_cast<double>(r.scores[i]));
+  CHECK(log_loss(r) == Approx(ll / 10).epsilon(1e-12));
+
+  // GAUC beside the value metrics (RecBole cannot): keys in the order asked.
+  const auto values = compute_value_metrics({"AUC", "GAUC", "LogLoss"}, r, 4);
+  REQUIRE(values.size() == 3);
+  CHECK(values[1].first == "gauc");
+  CHECK(values[1].second == 0.75);
+  CHECK(values[0].second == 0.62);
+
+  // Every user one-class: NaN. No users collected: an error, not a silent value.
+  ValueRecords one = rows({0.9f, 0.1f}, {1, 0});
+  one.users = {1, 2};
+  CHECK(std::isnan(gauc(one)));
+  CHECK_THROWS_AS(gauc(rows({0.9f, 0.1f}, {1, 0})), std::invalid_argument);
+  // The row order does not matter.
+  ValueRecords shuffled = rows({0.8f, 0.1f, 0.5f, 0.4f, 0.9f, 0.6f, 0.2f, 0.7f, 0.3f, 0.5f},
+                               {0, 0, 1, 1, 1, 0, 0, 1, 1, 0});
+  shuffled.users = {4, 2, 1, 3, 1, 2, 1, 3, 2, 1};
+  CHECK(gauc(shuffled) == Approx(0.75).epsilon(1e-12));
+}

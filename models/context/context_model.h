@@ -1,0 +1,52 @@
+#pragma once
+// ContextModel: the base of the context models (RecBole's ContextRecommender). It builds the
+// field embeddings E ([B, F, embedding_size], models/layers/context_embedding.h) and the
+// first-order part ([B, 1]) from the run's feature schema; a model implements logits() over a
+// feature batch. Loss: mean binary cross-entropy with logits on batch.labels plus the model's
+// regulariser (added once per batch); predict: σ(logits). Context models score labelled rows
+// only: full_sort_predict is an Error.
+#include <string>
+
+#include <torch/torch.h>
+
+#include "models/layers/context_embedding.h"
+#include "models/model.h"
+
+namespace recbole::models {
+
+class ContextModel : public Model {
+ public:
+  ContextModel(std::string name, const ModelContext& ctx);
+
+  // [B] float32 logits on the device (a probability for models with probability_output()).
+  virtual torch::Tensor logits(const data::Batch& batch) = 0;
+  // A scalar added to the loss once per batch (undefined: none).
+  virtual torch::Tensor regularizer() { return {}; }
+  // True when logits() returns probabilities already (DCNV2): the loss is then BCE on them,
+  // each log clamped at -100 as PyTorch's BCELoss.
+  virtual bool probability_output() const { return false; }
+
+  torch::Tensor calculate_loss(const data::Batch& batch) override;
+  torch::Tensor predict(const data::Batch& batch) override;
+  torch::Tensor full_sort_predict(const data::Batch& batch) override;
+
+ protected:
+  // E: [B, F, d].
+  torch::Tensor embed(const data::Batch& batch) { return embedding_->forward(batch); }
+  // The first-order part: [B, 1].
+  torch::Tensor first_order(const data::Batch& batch) { return first_order_->forward(batch); }
+  // Ends a model's constructor: RecBole's xavier-normal pass (every Embedding; every Linear
+  // unless linears is false, biases 0), then the move to the device.
+  void finish(bool init_linears = true);
+
+  const layers::ContextFields fields_;
+  const int64_t embedding_size_;
+  const int64_t num_fields_;
+  layers::ContextEmbedding embedding_{nullptr};
+  layers::FirstOrderLinear first_order_{nullptr};
+};
+
+// The schema of a context ModelContext; ConfigError when the model is built for another task.
+const data::FeatureSchema& context_schema(const ModelContext& ctx, const std::string& model);
+
+}  // namespace recbole::models

@@ -1,0 +1,66 @@
+#include "models/context/ffm.h"
+
+#include "models/layers/key_checks.h"
+#include "recbole/config/config.h"
+#include "recbole/utils/error.h"
+
+namespace recbole::models {
+
+FFM::FFM(const ModelContext& ctx) : ContextModel("FFM", ctx) {
+  if (!ctx.config.is_null("fields"))
+    throw ConfigError(ctx.config.source("fields") +
+                      ": FFM: fields: a field map is a RecBole option not supported yet; "
+                      "expected null (every feature its own field)");
+  const int64_t n = num_fields_;
+  for (int64_t k = 0; k < n; ++k)
+    views_.push_back(register_module("view" + std::to_string(k),
+                                     layers::ContextEmbedding(fields_, embedding_size_)));
+  // E order: token_seq, token, float_seq, float. FFM order: token, float, token_seq, float_seq.
+  const int64_t ts = static_cast<int64_t>(fields_.token_seq.size());
+  const int64_t t = static_cast<int64_t>(fields_.token.size());
+  const int64_t fs = static_cast<int64_t>(fields_.float_seq.size());
+  const int64_t f = static_cast<int64_t>(fields_.float_fields.size());
+  std::vector<int64_t> order;
+  std::vector<uint8_t> seq;
+  for (int64_t k = 0; k < t; ++k) order.push_back(ts + k), seq.push_back(0);
+  for (int64_t k = 0; k < f; ++k) order.push_back(ts + t + fs + k), seq.push_back(0);
+  for (int64_t k = 0; k < ts; ++k) order.push_back(k), seq.push_back(1);
+  for (int64_t k = 0; k < fs; ++k) order.push_back(ts + t + k), seq.push_back(1);
+  order_ = register_buffer("order", torch::tensor(order, torch::kInt64));
+  seq_mask_ = register_buffer(
+      "seq_mask", torch::tensor(std::vector<int64_t>(seq.begin(), seq.end())).to(torch::kBool).view({1, n, 1}));
+  std::vector<int64_t> lv, lp, rv, rp;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = i + 1; j < n; ++j) lv.push_back(j), lp.push_back(i), rv.push_back(i), rp.push_back(j);
+  left_view_ = register_buffer("left_view", torch::tensor(lv, torch::kInt64));
+  left_pos_ = register_buffer("left_pos", torch::tensor(lp, torch::kInt64));
+  right_view_ = register_buffer("right_view", torch::tensor(rv, torch::kInt64));
+  right_pos_ = register_buffer("right_pos", torch::tensor(rp, torch::kInt64));
+  finish(/*init_linears=*/false);
+}
+
+torch::Tensor FFM::logits(const data::Batch& batch) {
+  std::vector<torch::Tensor> views;
+  torch::Tensor first = views_[0]->forward(batch).index_select(1, order_);
+  views.push_back(first);
+  for (size_t k = 1; k < views_.size(); ++k)
+    views.push_back(torch::where(seq_mask_, first, views_[k]->forward(batch).index_select(1, order_)));
+  torch::Tensor v = torch::stack(views, 1);  // [B, view, n, d]
+  using torch::indexing::Slice;
+  torch::Tensor left = v.index({Slice(), left_view_, left_pos_});    // [B, P, d]
+  torch::Tensor right = v.index({Slice(), right_view_, right_pos_});
+  return first_order(batch).squeeze(1) + (left * right).sum({1, 2});
+}
+
+RECBOLE_REGISTER_MODEL(FFM) {
+  using config::Key;
+  using config::KeyType;
+  register_model({"FFM",
+                  Task::kContext,
+                  InputType::kPointwise,
+                  "field-aware factorisation machine: one embedding view per field, plus first-order weights",
+                  {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"), Key("fields", KeyType::kMap).null().help("Field map {id: [features]} (only null, every feature its own field, is supported)")},
+                  [](const ModelContext& ctx) { return std::make_shared<FFM>(ctx); }});
+}
+
+}  // namespace recbole::models

@@ -1,0 +1,39 @@
+#include "models/context/nfm.h"
+
+#include "models/layers/key_checks.h"
+#include "recbole/config/config.h"
+#include "recbole/utils/error.h"
+
+namespace recbole::models {
+
+NFM::NFM(const ModelContext& ctx) : ContextModel("NFM", ctx) {
+  std::vector<int64_t> sizes{embedding_size_};
+  for (int64_t h : ctx.config.get_int_list("mlp_hidden_size")) sizes.push_back(h);
+  bn_ = register_module("bn", torch::nn::BatchNorm1d(embedding_size_));
+  mlp_ = register_module("mlp", layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"),
+                                                   "sigmoid", /*batch_norm=*/true));
+  predict_ = register_module("predict",
+                             torch::nn::Linear(torch::nn::LinearOptions(sizes.back(), 1).bias(false)));
+  finish();
+}
+
+torch::Tensor NFM::logits(const data::Batch& batch) {
+  torch::Tensor f = layers::fm_interaction(embed(batch), /*reduce_sum=*/false);  // [B, d]
+  if (is_training() && f.size(0) == 1)
+    throw Error("NFM: a training batch of 1 row cannot be batch-normalised");
+  torch::Tensor deep = predict_->forward(mlp_->forward(bn_->forward(f)));
+  return (first_order(batch) + deep).squeeze(1);
+}
+
+RECBOLE_REGISTER_MODEL(NFM) {
+  using config::Key;
+  using config::KeyType;
+  register_model({"NFM",
+                  Task::kContext,
+                  InputType::kPointwise,
+                  "NFM: Bi-interaction pooling, BatchNorm and a sigmoid MLP, plus first-order weights",
+                  {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"), layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"), layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)")},
+                  [](const ModelContext& ctx) { return std::make_shared<NFM>(ctx); }});
+}
+
+}  // namespace recbole::models

@@ -1,0 +1,100 @@
+#include "models/context/xdeepfm.h"
+
+#include "models/layers/key_checks.h"
+#include "recbole/config/config.h"
+#include "recbole/utils/error.h"
+#include "recbole/utils/logging.h"
+
+namespace recbole::models {
+
+XDeepFM::XDeepFM(const ModelContext& ctx)
+    : ContextModel("xDeepFM", ctx),
+      direct_(ctx.config.get_bool("direct")),
+      reg_weight_(ctx.config.get_double("reg_weight")) {
+  sizes_ = ctx.config.get_int_list("cin_layer_size");
+  if (!direct_) {
+    bool changed = false;
+    for (size_t k = 0; k < sizes_.size(); ++k) {
+      const int64_t even = sizes_[k] / 2 * 2;
+      changed = changed || (k + 1 < sizes_.size() && even != sizes_[k]);
+      sizes_[k] = even;
+    }
+    if (changed)
+      log::warning("xDeepFM: with direct false the CIN layer sizes are rounded down to even");
+  }
+  int64_t hidden = num_fields_, out_width = 0;
+  for (size_t k = 0; k < sizes_.size(); ++k) {
+    const int64_t in = hidden * num_fields_;
+    if (sizes_[k] < 1) throw ConfigError("xDeepFM: cin_layer_size: expected sizes >= 2");
+    torch::Tensor w = torch::empty({sizes_[k], in, 1});
+    torch::Tensor b = torch::empty({sizes_[k]});
+    {
+      torch::NoGradGuard no_grad;
+      torch::nn::init::xavier_normal_(w);
+      const double bound = 1.0 / std::sqrt(static_cast<double>(in));  // Conv1d's default bias
+      b.uniform_(-bound, bound);
+    }
+    conv_w_.push_back(register_parameter("conv_w" + std::to_string(k), w.squeeze(2).clone()));
+    conv_b_.push_back(register_parameter("conv_b" + std::to_string(k), b));
+    const bool last = k + 1 == sizes_.size();
+    if (direct_ || last) {
+      out_width += sizes_[k];
+      hidden = sizes_[k];
+    } else {
+      out_width += sizes_[k] / 2;
+      hidden = sizes_[k] / 2;
+    }
+  }
+  cin_linear_ = register_module("cin_linear", torch::nn::Linear(out_width, 1));
+  std::vector<int64_t> sizes{num_fields_ * embedding_size_};
+  for (int64_t h : ctx.config.get_int_list("mlp_hidden_size")) sizes.push_back(h);
+  sizes.push_back(1);
+  mlp_ = register_module(
+      "mlp", layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));
+  finish();
+}
+
+torch::Tensor XDeepFM::logits(const data::Batch& batch) {
+  torch::Tensor x0 = embed(batch);  // [B, F, d]
+  const int64_t b = x0.size(0), d = x0.size(2);
+  torch::Tensor x = x0;
+  std::vector<torch::Tensor> direct;
+  for (size_t k = 0; k < sizes_.size(); ++k) {
+    torch::Tensor z = (x.unsqueeze(2) * x0.unsqueeze(1)).reshape({b, -1, d});  // [B, H·F, d]
+    torch::Tensor o = torch::relu(conv_w_[k].matmul(z) + conv_b_[k].view({1, -1, 1}));
+    if (direct_ || k + 1 == sizes_.size()) {
+      direct.push_back(o);
+      x = o;
+    } else {
+      auto halves = o.split(sizes_[k] / 2, 1);
+      x = halves[0];
+      direct.push_back(halves[1]);
+    }
+  }
+  torch::Tensor cin = cin_linear_->forward(torch::cat(direct, 1).sum(2));
+  torch::Tensor deep = mlp_->forward(x0.flatten(1));
+  return (first_order(batch) + cin + deep).squeeze(1);
+}
+
+torch::Tensor XDeepFM::regularizer() {
+  if (reg_weight_ == 0) return {};
+  torch::Tensor reg;
+  auto add = [&](const torch::Tensor& t) { reg = reg.defined() ? reg + t.norm() : t.norm(); };
+  for (const auto& l : mlp_->linears()) add(l->weight);
+  for (const torch::Tensor& t : first_order_->tables()) add(t);
+  for (const torch::Tensor& w : conv_w_) add(w);
+  return reg_weight_ * reg;
+}
+
+RECBOLE_REGISTER_MODEL(xDeepFM) {
+  using config::Key;
+  using config::KeyType;
+  register_model({"xDeepFM",
+                  Task::kContext,
+                  InputType::kPointwise,
+                  "xDeepFM: a compressed interaction network and an MLP over the field embeddings, plus first-order weights",
+                  {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"), layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"), Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the model's norm regulariser (added once per batch)"), layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)"), Key("direct", KeyType::kBool).help("Every CIN layer feeds both the next layer and the output (no split)"), layers::sizes_key("cin_layer_size").help("Widths of the CIN layers")},
+                  [](const ModelContext& ctx) { return std::make_shared<XDeepFM>(ctx); }});
+}
+
+}  // namespace recbole::models

@@ -1,0 +1,96 @@
+#pragma once
+// The shared machinery of context models (RecBole's ContextRecommender and its layers):
+//  - ContextEmbedding: one embedding table for all token fields (row = id + the field's offset;
+//    no padding row: id 0 of a field is an ordinary row), one table per token_seq field pooled
+//    by a masked mean (or sum) over the non-zero ids, numerical float fields as value × a learned
+//    row, numerical float_seq fields as the masked mean of value × row. Output [B, F, width] in
+//    RecBole's field order: token_seq fields, token fields, float_seq fields, float fields
+//    (each group in registration order).
+//  - FirstOrderLinear: the same tables of width 1 (token_seq summed, float_seq averaged) summed
+//    over the fields, plus a bias (0): [B, 1].
+//  - ContextMLP: RecBole's MLPLayers with optional BatchNorm: Dropout → Linear → [BN] → act per
+//    layer, the activation after the last Linear too.
+//  - xavier_init_context(): RecBole's init pass of the context models (xavier_normal on every
+//    embedding table and Linear weight, Linear biases 0).
+// Tables are created on the CPU from the seeded generator; the model moves itself to its device.
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "recbole/data/batch.h"
+#include "recbole/data/feature_schema.h"
+
+namespace recbole::models::layers {
+
+// The fields a context model embeds, grouped by type (RecBole's four lists).
+struct ContextFields {
+  std::vector<data::FeatureSpec> token, token_seq, float_fields, float_seq;
+  explicit ContextFields(const data::FeatureSchema& schema);
+  // F: the number of embedded fields.
+  int64_t size() const {
+    return static_cast<int64_t>(token.size() + token_seq.size() + float_fields.size() +
+                                float_seq.size());
+  }
+  // Field names in E's order (token_seq, token, float_seq, float).
+  std::vector<std::string> names() const;
+};
+
+class ContextEmbeddingImpl : public torch::nn::Module {
+ public:
+  // seq_sum: token_seq fields summed instead of averaged (the first-order part).
+  ContextEmbeddingImpl(const ContextFields& fields, int64_t width, bool seq_sum = false);
+  // batch.features on the model's device → [B, F, width].
+  torch::Tensor forward(const data::Batch& batch);
+  // The weight tables (regularisers that name them).
+  std::vector<torch::Tensor> tables() const;
+
+ private:
+  ContextFields fields_;
+  int64_t width_;
+  bool seq_sum_;
+  torch::Tensor token_offsets_;  // [n_token] int64 buffer
+  torch::Tensor float_offsets_;  // [n_float] int64 buffer
+  torch::nn::Embedding token_table_{nullptr}, float_table_{nullptr};
+  std::vector<torch::nn::Embedding> seq_tables_, float_seq_tables_;
+};
+TORCH_MODULE(ContextEmbedding);
+
+class FirstOrderLinearImpl : public torch::nn::Module {
+ public:
+  explicit FirstOrderLinearImpl(const ContextFields& fields);
+  // → [B, 1]
+  torch::Tensor forward(const data::Batch& batch);
+  // Its weight tables (not the bias), for xDeepFM's regulariser.
+  std::vector<torch::Tensor> tables() const { return embedding_->tables(); }
+
+ private:
+  ContextEmbedding embedding_{nullptr};
+  torch::Tensor bias_;
+};
+TORCH_MODULE(FirstOrderLinear);
+
+class ContextMLPImpl : public torch::nn::Module {
+ public:
+  ContextMLPImpl(std::vector<int64_t> sizes, double dropout, std::string activation,
+                 bool batch_norm = false);
+  // [B, sizes.front()] → [B, sizes.back()]
+  torch::Tensor forward(torch::Tensor x);
+  const std::vector<torch::nn::Linear>& linears() const { return linears_; }
+
+ private:
+  std::vector<torch::nn::Linear> linears_;
+  std::vector<torch::nn::BatchNorm1d> norms_;
+  double dropout_;
+  std::string activation_;
+};
+TORCH_MODULE(ContextMLP);
+
+// Xavier-normal on every Embedding weight and every Linear weight under `module` (biases 0).
+void xavier_init_context(torch::nn::Module& module, bool linears = true);
+
+// The factorisation-machine term of E [B, F, d]: ½ Σ_k ((Σ_f E)² − Σ_f E²) → [B, 1], or the
+// per-dimension vector [B, d] when reduce_sum is false.
+torch::Tensor fm_interaction(const torch::Tensor& e, bool reduce_sum = true);
+
+}  // namespace recbole::models::layers

@@ -1,0 +1,265 @@
+#include "recbole/pipeline/context_pipeline.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "recbole/config/config.h"
+#include "recbole/config/eval_mode.h"
+#include "recbole/data/dataset.h"
+#include "recbole/data/negative_sampler.h"
+#include "recbole/data/split.h"
+#include "recbole/evaluator/metric_registry.h"
+#include "recbole/utils/error.h"
+#include "recbole/utils/logging.h"
+
+namespace recbole::pipeline {
+namespace {
+
+// [n, L] of a sequence column, right-padded: L = the longest row (at least 1).
+int64_t longest(const data::Column& c) {
+  int64_t l = 0;
+  for (size_t r = 0; r + 1 < c.offsets.size(); ++r) l = std::max(l, c.offsets[r + 1] - c.offsets[r]);
+  return l;
+}
+
+// The context task evaluates labelled rows: refuse what would need ranking or sampled rows.
+void check_context_config(const config::Config& config) {
+  const YAML::Node mode = config.node("eval_args")["mode"];
+  if (mode && mode.IsMap())
+    for (const char* phase : {"valid", "test"})
+      if (config::EvalMode::parse(mode[phase].as<std::string>())->ranking())
+        throw ConfigError(config.source("eval_args") + ": eval_args.mode." + phase + ": " +
+                          mode[phase].as<std::string>() +
+                          ": context models are evaluated on labelled rows (mode labeled); "
+                          "ranking context models over all items is not supported yet");
+  for (const std::string& m : config.get_string_list("metrics")) {
+    const evaluator::MetricInfo* row = evaluator::find_metric(m);
+    if (row && row->is_ranking() && row->kind != evaluator::MetricKind::kRank)
+      throw ConfigError(config.source("metrics") + ": metrics: " + row->name +
+                        " is a ranking metric; the labeled mode of the context task computes " +
+                        evaluator::join_names(evaluator::value_metric_names()) + " and GAUC");
+  }
+  const YAML::Node neg = config.node("train_neg_sample_args");
+  if (neg && neg.IsMap() && neg["distribution"] && neg["distribution"].as<std::string>() != "none")
+    throw ConfigError(config.source("train_neg_sample_args") +
+                      ": train_neg_sample_args: context models train on the labelled rows; "
+                      "sampled negatives for them are a RecBole option not supported yet (set "
+                      "it to ~)");
+}
+
+}  // namespace
+
+void FeatureColumns::add(const data::FeatureSpec& spec, const data::Column& c) {
+  const int64_t n = c.size();
+  torch::Tensor t;
+  switch (spec.type) {
+    case data::FieldType::kToken: {
+      t = torch::empty({n}, torch::kInt64);
+      int64_t* p = t.data_ptr<int64_t>();
+      for (int64_t r = 0; r < n; ++r) p[r] = c.tokens[r];
+      break;
+    }
+    case data::FieldType::kFloat: {
+      t = torch::empty({n}, torch::kFloat32);
+      float* p = t.data_ptr<float>();
+      for (int64_t r = 0; r < n; ++r) p[r] = static_cast<float>(c.floats[r]);
+      break;
+    }
+    case data::FieldType::kTokenSeq: {
+      t = torch::zeros({n, spec.seq_len}, torch::kInt64);
+      int64_t* p = t.data_ptr<int64_t>();
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t j = c.offsets[r]; j < c.offsets[r + 1]; ++j)
+          p[r * spec.seq_len + (j - c.offsets[r])] = c.tokens[j];
+      break;
+    }
+    case data::FieldType::kFloatSeq: {
+      t = torch::zeros({n, spec.seq_len, 2}, torch::kFloat32);
+      float* p = t.data_ptr<float>();
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t j = c.offsets[r]; j < c.offsets[r + 1]; ++j) {
+          float* cell = p + (r * spec.seq_len + (j - c.offsets[r])) * 2;
+          cell[0] = static_cast<float>(c.floats[j]);
+          cell[1] = 1.0f;
+        }
+      break;
+    }
+  }
+  columns_.emplace_back(spec.name, std::move(t));
+}
+
+void FeatureColumns::gather(const torch::Tensor& index,
+                            std::map<std::string, torch::Tensor>& out) const {
+  for (const auto& [name, t] : columns_) out[name] = t.index_select(0, index);
+}
+
+data::Batch ContextRows::batch(const std::vector<int64_t>& rows) const {
+  const int64_t b = static_cast<int64_t>(rows.size());
+  data::Batch out;
+  out.users = torch::empty({b}, torch::kInt64);
+  out.items = torch::empty({b}, torch::kInt64);
+  out.labels = torch::empty({b}, torch::kFloat32);
+  int64_t* u = out.users.data_ptr<int64_t>();
+  int64_t* i = out.items.data_ptr<int64_t>();
+  float* l = out.labels.data_ptr<float>();
+  for (int64_t k = 0; k < b; ++k) {
+    const size_t r = static_cast<size_t>(rows[k]);
+    u[k] = users[r];
+    i[k] = items[r];
+    l[k] = labels[r];
+  }
+  out.features[uid_field] = out.users;
+  out.features[iid_field] = out.items;
+  user_features.gather(out.users, out.features);
+  item_features.gather(out.items, out.features);
+  if (!inter_features.empty()) inter_features.gather(data::id_tensor(rows), out.features);
+  return out;
+}
+
+data::Batch ContextLabeledSource::batch(int64_t k) const {
+  const int64_t n = static_cast<int64_t>(split_rows_.size());
+  const int64_t lo = k * batch_size_, hi = std::min(n, lo + batch_size_);
+  return rows_.batch(std::vector<int64_t>(split_rows_.begin() + lo, split_rows_.begin() + hi));
+}
+
+ContextTrainingSource::ContextTrainingSource(const ContextRows& rows,
+                                             const std::vector<int64_t>& train_rows,
+                                             const SourceSettings& settings)
+    : rows_(rows), train_rows_(train_rows), settings_(settings) {
+  settings_.batch_size = std::max<int64_t>(settings_.batch_size, 1);
+}
+
+void ContextTrainingSource::start_epoch(int64_t epoch) {
+  order_.resize(train_rows_.size());
+  std::iota(order_.begin(), order_.end(), 0);
+  if (settings_.shuffle) {
+    // Fisher-Yates from one stream per (seed, epoch): the same order on every rank.
+    data::Rng rng(settings_.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(epoch) + 1);
+    for (size_t k = order_.size(); k > 1; --k) std::swap(order_[k - 1], order_[rng.below(k)]);
+  }
+  next_ = 0;
+}
+
+bool ContextTrainingSource::next(data::Batch& batch) {
+  const int64_t n = static_cast<int64_t>(order_.size());
+  if (next_ >= n) return false;
+  const int64_t hi = std::min(n, next_ + settings_.batch_size);
+  std::vector<int64_t> rows;
+  rows.reserve(static_cast<size_t>(hi - next_));
+  for (int64_t p = next_; p < hi; ++p)
+    if (static_cast<int>((p - next_) % settings_.world_size) == settings_.rank)
+      rows.push_back(train_rows_[static_cast<size_t>(order_[p])]);
+  next_ = hi;
+  batch = rows_.batch(rows);
+  return true;
+}
+
+int64_t ContextTrainingSource::batches_per_epoch() const {
+  return (static_cast<int64_t>(train_rows_.size()) + settings_.batch_size - 1) /
+         settings_.batch_size;
+}
+
+ContextPipeline::ContextPipeline(const config::Config& config, const data::Dataset& dataset,
+                                 const data::SplitDataset& split)
+    : config_(config),
+      split_(split),
+      n_users_(dataset.n_users()),
+      n_items_(dataset.n_items()),
+      rows_{dataset.inter_users(), dataset.inter_items(), labels_, user_features_,
+            item_features_, inter_features_, dataset.options().uid_field,
+            dataset.options().iid_field},
+      train_(dataset.n_users(), dataset.n_items(), split.train.users, split.train.items),
+      item_count_(static_cast<size_t>(dataset.n_items()), 0),
+      valid_(rows_, split.valid.rows, config.get_int("eval_batch_size")),
+      test_(rows_, split.test.rows, config.get_int("eval_batch_size")) {
+  check_context_config(config);
+  const data::DatasetOptions& opt = dataset.options();
+  const data::Table& inter = dataset.inter_table();
+  if (!inter.has(opt.label_field) || inter.column(opt.label_field).type != data::FieldType::kFloat)
+    throw DataError(inter.source() + ": no label column " + opt.label_field +
+                    " (float); context models train on labelled rows: set threshold (e.g. "
+                    "{rating: 4}) or give the .inter file a " +
+                    opt.label_field + ":float column");
+  for (double v : inter.column(opt.label_field).floats) labels_.push_back(static_cast<float>(v));
+  for (int32_t i : split.train.items) ++item_count_[static_cast<size_t>(i)];
+
+  const std::vector<std::string> numerical = config.get_string_list("numerical_features");
+  for (const std::string& name : numerical) {
+    bool found = false;
+    for (const data::Table* t : {&inter, dataset.user_table(), dataset.item_table()})
+      if (t && t->has(name)) {
+        found = true;
+        if (!t->column(name).is_float_like())
+          throw ConfigError(config.source("numerical_features") + ": numerical_features: " + name +
+                            " is a " + data::field_type_name(t->column(name).type) +
+                            " field of " + t->source() + "; expected float or float_seq fields");
+      }
+    if (!found)
+      throw ConfigError(config.source("numerical_features") + ": numerical_features: no loaded "
+                        "field " + name + " (loaded: " + [&] {
+                          std::string s;
+                          for (const std::string& f : dataset.field_names()) s += (s.empty() ? "" : ", ") + f;
+                          return s;
+                        }() + ")");
+  }
+  schema_.uid_field = opt.uid_field;
+  schema_.iid_field = opt.iid_field;
+  for (const std::string& name : dataset.field_names()) {
+    if (name == opt.label_field || dataset.is_unused_inter_field(name)) continue;
+    data::FeatureSpec spec;
+    spec.name = name;
+    const data::Table* table = nullptr;
+    FeatureColumns* store = nullptr;
+    if (name == opt.uid_field) {
+      spec.side = data::FeatureSide::kUser;
+      table = &inter;
+    } else if (name == opt.iid_field) {
+      spec.side = data::FeatureSide::kItem;
+      table = &inter;
+    } else if (inter.has(name)) {
+      spec.side = data::FeatureSide::kInter;
+      table = &inter, store = &inter_features_;
+    } else if (dataset.user_table() && dataset.user_table()->has(name)) {
+      spec.side = data::FeatureSide::kUser;
+      table = dataset.user_table(), store = &user_features_;
+    } else if (dataset.item_table() && dataset.item_table()->has(name)) {
+      spec.side = data::FeatureSide::kItem;
+      table = dataset.item_table(), store = &item_features_;
+    } else {
+      continue;
+    }
+    const data::Column& c = table->column(name);
+    spec.type = c.type;
+    spec.num = c.is_token_like() ? (c.vocab ? c.vocab->size() : 1) : 2;
+    if (name == opt.uid_field) spec.num = n_users_;
+    if (name == opt.iid_field) spec.num = n_items_;
+    spec.seq_len = c.is_seq() ? std::max<int64_t>(longest(c), 1) : 0;
+    spec.numerical = c.is_float_like() &&
+                     std::find(numerical.begin(), numerical.end(), name) != numerical.end();
+    if (store && spec.is_input()) store->add(spec, c);
+    schema_.fields.push_back(spec);
+  }
+  std::string fields;
+  for (const data::FeatureSpec& f : schema_.fields)
+    if (f.is_input())
+      fields += (fields.empty() ? "" : ", ") + f.name + " (" + data::field_type_name(f.type) +
+                ", " + std::to_string(f.num) + ")";
+  log::info("context features: " + fields);
+}
+
+models::ModelContext ContextPipeline::model_context(const DeviceManager& device) const {
+  return models::ModelContext{config_, n_users_, n_items_, train_, device, &schema_};
+}
+
+std::unique_ptr<TrainingSource> ContextPipeline::training_source(models::InputType input,
+                                                                 const std::string& model,
+                                                                 int rank, int world_size) const {
+  if (input != models::InputType::kPointwise)
+    throw ConfigError("model: " + model + " is a context model of input type " +
+                      models::input_type_name(input) +
+                      "; the context task trains point-wise models only");
+  return std::make_unique<ContextTrainingSource>(
+      rows_, split_.train.rows, source_settings_from_config(config_, rank, world_size));
+}
+
+}  // namespace recbole::pipeline

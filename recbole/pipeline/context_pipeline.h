@@ -1,0 +1,119 @@
+#pragma once
+// The context task (RecBole's CONTEXT models: LR, FM, DeepFM, ...): labelled interaction rows
+// with the features of their user and item. Feature columns are stored once per user, per item
+// (and per interaction row for interaction-side fields) as CPU tensors, and gathered for each
+// batch into Batch::features (data/feature_schema.h lists the layouts); nothing is copied per
+// interaction up front. Training walks the labelled training rows point-wise (no sampled
+// negatives); validation and test are labelled sources in split order (the labeled mode).
+#include <map>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "recbole/data/feature_schema.h"
+#include "recbole/data/interaction_matrix.h"
+#include "recbole/pipeline/task_pipeline.h"
+
+namespace recbole::pipeline {
+
+// The feature columns of one side, indexed by user id, item id or interaction row.
+class FeatureColumns {
+ public:
+  // Adds the column of `spec` from a table column (CPU; rows = the index space).
+  void add(const data::FeatureSpec& spec, const data::Column& column);
+  // Gathers row index[b] of every column into out[name]: index [B] int64 CPU.
+  void gather(const torch::Tensor& index, std::map<std::string, torch::Tensor>& out) const;
+  bool empty() const { return columns_.empty(); }
+
+ private:
+  std::vector<std::pair<std::string, torch::Tensor>> columns_;
+};
+
+// What the context sources read (owned by the pipeline, must outlive the sources).
+struct ContextRows {
+  const std::vector<int32_t>& users;  // [n_inters] remapped user id of each dataset row
+  const std::vector<int32_t>& items;  // [n_inters]
+  const std::vector<float>& labels;   // [n_inters] 0/1 (or the given label value)
+  const FeatureColumns& user_features;
+  const FeatureColumns& item_features;
+  const FeatureColumns& inter_features;
+  std::string uid_field, iid_field;
+  // The batch of dataset rows `rows` (CPU): users, items, labels and every feature field.
+  data::Batch batch(const std::vector<int64_t>& rows) const;
+};
+
+// Labelled evaluation of one split: consecutive batches of batch_size rows in split order.
+class ContextLabeledSource : public evaluator::LabeledSource {
+ public:
+  ContextLabeledSource(const ContextRows& rows, const std::vector<int64_t>& split_rows,
+                       int64_t batch_size)
+      : rows_(rows), split_rows_(split_rows), batch_size_(std::max<int64_t>(batch_size, 1)) {}
+  int64_t batches() const override {
+    return (static_cast<int64_t>(split_rows_.size()) + batch_size_ - 1) / batch_size_;
+  }
+  data::Batch batch(int64_t k) const override;
+
+ private:
+  const ContextRows& rows_;
+  const std::vector<int64_t>& split_rows_;
+  int64_t batch_size_;
+};
+
+// Point-wise training over the labelled training rows: a new order every epoch (from seed and
+// epoch), batches of batch_size rows, the last one smaller; row p of a batch goes to rank
+// p % world_size.
+class ContextTrainingSource : public TrainingSource {
+ public:
+  ContextTrainingSource(const ContextRows& rows, const std::vector<int64_t>& train_rows,
+                        const SourceSettings& settings);
+  void start_epoch(int64_t epoch) override;
+  bool next(data::Batch& batch) override;
+  int64_t batches_per_epoch() const override;
+  void skip_batches(int64_t n) override { next_ += n * settings_.batch_size; }
+
+ private:
+  const ContextRows& rows_;
+  const std::vector<int64_t>& train_rows_;
+  SourceSettings settings_;
+  std::vector<int64_t> order_;
+  int64_t next_ = 0;
+};
+
+class ContextPipeline : public TaskPipeline {
+ public:
+  // Throws ConfigError for a ranking evaluation mode, sampled training negatives or unknown
+  // numerical_features; DataError when the interactions carry no label (no threshold and no
+  // LABEL_FIELD column).
+  ContextPipeline(const config::Config& config, const data::Dataset& dataset,
+                  const data::SplitDataset& split);
+
+  models::ModelContext model_context(const DeviceManager& device) const override;
+  std::unique_ptr<TrainingSource> training_source(models::InputType input, const std::string& model,
+                                                  int rank, int world_size) const override;
+  const evaluator::EvaluationSource& valid() const override { return valid_; }
+  const evaluator::EvaluationSource& test() const override { return test_; }
+  const std::vector<int64_t>& item_train_count() const override { return item_count_; }
+  int64_t n_items() const override { return n_items_; }
+  SplitSizes split_sizes() const override {
+    return {split_.train.size(), split_.valid.size(), split_.test.size(), "labelled rows"};
+  }
+
+  const data::FeatureSchema& schema() const { return schema_; }
+  // Labels of the dataset rows ([n_inters]).
+  const std::vector<float>& labels() const { return labels_; }
+
+ private:
+  const config::Config& config_;
+  const data::SplitDataset& split_;
+  int64_t n_users_, n_items_;
+  data::FeatureSchema schema_;
+  std::vector<float> labels_;
+  FeatureColumns user_features_, item_features_, inter_features_;
+  ContextRows rows_;
+  data::InteractionMatrix train_;
+  std::vector<int64_t> item_count_;
+  ContextLabeledSource valid_, test_;
+};
+
+}  // namespace recbole::pipeline

@@ -1,0 +1,119 @@
+// The model contract of the context models, over every registered one: built from ml-100k's
+// feature fields (the context preset), a few training batches give a finite loss; predict gives
+// [B] float32 probabilities in [0, 1] on the device; a fixed seed repeats exactly; a save/load
+// round trip gives identical scores; ranking all items is a clear error.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <memory>
+#include <sstream>
+
+#include <torch/torch.h>
+
+#include "models/model.h"
+#include "recbole/config/config.h"
+#include "recbole/data/dataset.h"
+#include "recbole/data/split.h"
+#include "recbole/pipeline/context_pipeline.h"
+#include "recbole/utils/device_manager.h"
+#include "recbole/utils/error.h"
+
+using recbole::models::Model;
+
+namespace {
+
+struct ContextRun {
+  recbole::config::Config config;
+  recbole::data::Dataset dataset;
+  recbole::data::SplitDataset split;
+  recbole::pipeline::ContextPipeline pipeline;
+  recbole::DeviceManager device;
+
+  static recbole::config::Config make_config(const std::string& model) {
+    recbole::config::ConfigSources s;
+    s.model = model;
+    s.dataset = "ml-100k";
+    s.api_overrides = {{"data_path", std::string(RECBOLE_SHARED_DIR) + "/datasets"},
+                       {"train_batch_size", "512"},
+                       {"eval_batch_size", "300"}};
+    return recbole::config::Config::build(s);
+  }
+  explicit ContextRun(const std::string& model)
+      : config(make_config(model)),
+        dataset(recbole::data::Dataset::load(recbole::data::DatasetOptions::from_config(config))),
+        split(recbole::data::split_dataset(dataset,
+                                           recbole::data::DatasetOptions::from_config(config))),
+        pipeline(config, dataset, split),
+        device(recbole::DeviceManager::from_config(config)) {}
+
+  std::shared_ptr<Model> trained() {
+    device.seed(device.base_seed());
+    std::shared_ptr<Model> m =
+        recbole::models::create_model(config.model(), pipeline.model_context(device));
+    m->train();
+    torch::optim::Adam opt(m->parameters(), torch::optim::AdamOptions(0.01));
+    auto source = pipeline.training_source(m->input_type(), m->name(), 0, 1);
+    source->start_epoch(0);
+    recbole::data::Batch batch;
+    for (int b = 0; b < 3 && source->next(batch); ++b) {
+      opt.zero_grad();
+      torch::Tensor loss = m->calculate_loss(device.place(batch));
+      REQUIRE(loss.numel() == 1);
+      REQUIRE(std::isfinite(loss.item<double>()));
+      loss.backward();
+      opt.step();
+    }
+    m->eval();
+    return m;
+  }
+
+  torch::Tensor scores(Model& m) {
+    torch::NoGradGuard no_grad;
+    const auto& valid = static_cast<const recbole::evaluator::LabeledSource&>(pipeline.valid());
+    return m.predict(device.place(valid.batch(0)));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("every context model satisfies the context model contract", "[models][contract][context]") {
+  for (const auto& descriptor : recbole::models::registered_models()) {
+    if (descriptor.task != recbole::models::Task::kContext) continue;
+    const std::string& name = descriptor.name;
+    DYNAMIC_SECTION(name) {
+      CHECK(descriptor.input == recbole::models::InputType::kPointwise);
+      ContextRun run(name);
+      std::shared_ptr<Model> m = run.trained();
+      torch::Tensor s = run.scores(*m);
+      CHECK_NOTHROW(run.device.check(s, name, "predict scores"));
+      REQUIRE(s.scalar_type() == torch::kFloat32);
+      REQUIRE(s.sizes() == torch::IntArrayRef({300}));
+      REQUIRE(torch::isfinite(s).all().item<bool>());
+      CHECK(s.min().item<float>() >= 0.0f);
+      CHECK(s.max().item<float>() <= 1.0f);
+      CHECK(s.std().item<float>() > 0.0f);  // the features reach the score
+      CHECK_THROWS_AS(m->full_sort_predict(run.device.place(
+                          static_cast<const recbole::evaluator::LabeledSource&>(run.pipeline.valid())
+                              .batch(0))),
+                      recbole::ConfigError);
+
+      // A fixed seed repeats exactly.
+      std::shared_ptr<Model> again = run.trained();
+      CHECK(torch::equal(run.scores(*again), s));
+
+      // Save and load into a fresh model: identical scores.
+      torch::serialize::OutputArchive out;
+      m->save(out);
+      std::ostringstream bytes;
+      out.save_to(bytes);
+      std::shared_ptr<Model> loaded =
+          recbole::models::create_model(name, run.pipeline.model_context(run.device));
+      torch::serialize::InputArchive in;
+      std::istringstream read(bytes.str());
+      in.load_from(read, run.device.device());
+      loaded->load(in);
+      loaded->eval();
+      CHECK(torch::equal(run.scores(*loaded), s));
+    }
+  }
+}

@@ -1,0 +1,214 @@
+// The context task's data: the preset a context model gets, ml-100k's labelled rows, splits and
+// feature fields as RecBole has them (issue 22's figures), batches with gathered features, and
+// clear errors for bad feature input.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "recbole/config/config.h"
+#include "recbole/data/atomic_file.h"
+#include "recbole/data/dataset.h"
+#include "recbole/data/split.h"
+#include "recbole/pipeline/context_pipeline.h"
+#include "recbole/utils/error.h"
+
+using recbole::config::Config;
+using recbole::config::ConfigSources;
+
+namespace {
+
+std::string shared_datasets() { return std::string(RECBOLE_SHARED_DIR) + "/datasets"; }
+
+Config context_config(const std::string& model, const std::string& dataset,
+                      const std::string& data_path,
+                      std::vector<std::pair<std::string, std::string>> extra = {}) {
+  ConfigSources s;
+  s.model = model;
+  s.dataset = dataset;
+  s.api_overrides = {{"data_path", data_path}};
+  for (auto& kv : extra) s.api_overrides.push_back(kv);
+  return Config::build(s);
+}
+
+struct Loaded {
+  Config config;
+  recbole::data::Dataset dataset;
+  recbole::data::SplitDataset split;
+  explicit Loaded(Config c)
+      : config(std::move(c)),
+        dataset(recbole::data::Dataset::load(recbole::data::DatasetOptions::from_config(config))),
+        split(recbole::data::split_dataset(
+            dataset, recbole::data::DatasetOptions::from_config(config))) {}
+};
+
+int64_t positives(const std::vector<float>& labels, const std::vector<int64_t>& rows) {
+  int64_t n = 0;
+  for (int64_t r : rows) n += labels[static_cast<size_t>(r)] == 1.0f;
+  return n;
+}
+
+// A folder "ctx" holding ctx.inter / ctx.user / ctx.item with the given texts.
+struct TempDataset {
+  std::filesystem::path root;
+  explicit TempDataset(const std::string& inter, const std::string& user = "",
+                       const std::string& item = "") {
+    root = std::filesystem::temp_directory_path() /
+           ("recbole_ctx_" + std::to_string(reinterpret_cast<uintptr_t>(this)) + "_" +
+            std::to_string(::getpid()));
+    std::filesystem::create_directories(root / "ctx");
+    std::ofstream(root / "ctx" / "ctx.inter") << inter;
+    if (!user.empty()) std::ofstream(root / "ctx" / "ctx.user") << user;
+    if (!item.empty()) std::ofstream(root / "ctx" / "ctx.item") << item;
+  }
+  ~TempDataset() { std::filesystem::remove_all(root); }
+  std::string path() const { return root.string(); }
+};
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const recbole::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a context model on ml-100k gets RecBole's preset, labels, splits and features",
+          "[pipeline][context]") {
+  Loaded l(context_config("DeepFM", "ml-100k", shared_datasets()));
+  const YAML::Node ea = l.config.node("eval_args");
+  CHECK(ea["mode"]["valid"].as<std::string>() == "labeled");
+  CHECK(l.config.get_string("valid_metric") == "AUC");
+  CHECK(l.config.get_string_list("metrics") == std::vector<std::string>{"AUC", "LogLoss"});
+
+  recbole::pipeline::ContextPipeline p(l.config, l.dataset, l.split);
+  const std::vector<float>& labels = p.labels();
+  REQUIRE(labels.size() == 100000);
+  int64_t pos = 0;
+  for (float v : labels) pos += v == 1.0f;
+  CHECK(pos == 55375);
+  CHECK(l.split.train.size() == 80000);
+  CHECK(l.split.valid.size() == 10000);
+  CHECK(l.split.test.size() == 10000);
+  CHECK(positives(labels, l.split.train.rows) == 44386);
+  CHECK(positives(labels, l.split.valid.rows) == 5501);
+  CHECK(positives(labels, l.split.test.rows) == 5488);
+
+  const recbole::data::FeatureSchema& s = p.schema();
+  const std::vector<std::pair<std::string, int64_t>> sizes = {
+      {"user_id", 944}, {"item_id", 1683},      {"age", 62},  {"gender", 3},
+      {"occupation", 22}, {"release_year", 74}, {"class", 20}};
+  for (const auto& [name, num] : sizes) {
+    INFO(name);
+    const recbole::data::FeatureSpec* f = s.find(name);
+    REQUIRE(f != nullptr);
+    CHECK(f->num == num);
+    CHECK(f->is_input());
+  }
+  CHECK(s.find("class")->type == recbole::data::FieldType::kTokenSeq);
+  CHECK(s.find("class")->seq_len == 6);
+  REQUIRE(s.find("timestamp") != nullptr);  // loaded, not a model input
+  CHECK_FALSE(s.find("timestamp")->is_input());
+  CHECK(s.find("rating") == nullptr);  // the threshold's field is gone
+  CHECK(s.find("label") == nullptr);
+
+  // A training batch: 2048 rows with every input field gathered by user / item id.
+  auto source = p.training_source(recbole::models::InputType::kPointwise, "DeepFM", 0, 1);
+  CHECK(source->batches_per_epoch() == 40);
+  source->start_epoch(0);
+  recbole::data::Batch b;
+  REQUIRE(source->next(b));
+  REQUIRE(b.size() == 2048);
+  CHECK(b.features.at("class").sizes() == torch::IntArrayRef({2048, 6}));
+  CHECK(b.features.at("age").sizes() == torch::IntArrayRef({2048}));
+  CHECK(torch::equal(b.features.at("user_id"), b.users));
+  const recbole::data::Table& users = *l.dataset.user_table();
+  const int64_t u = b.users[5].item<int64_t>();
+  CHECK(b.features.at("gender")[5].item<int64_t>() == users.column("gender").tokens[u]);
+  // Every training row once per epoch.
+  int64_t rows = b.size();
+  while (source->next(b)) rows += b.size();
+  CHECK(rows == 80000);
+
+  // The labelled sources: 4096-row batches in split order.
+  const auto& valid = static_cast<const recbole::evaluator::LabeledSource&>(p.valid());
+  CHECK(valid.batches() == 3);
+  CHECK(valid.batch(2).size() == 10000 - 2 * 4096);
+  CHECK(valid.batch(0).labels[0].item<float>() == labels[l.split.valid.rows[0]]);
+}
+
+TEST_CASE("context data errors name the file, line, column or key", "[pipeline][context]") {
+  SECTION("a token_seq cell beyond the length limit") {
+    std::string cell;
+    for (int64_t k = 0; k <= recbole::data::kMaxSequenceLength; ++k) cell += "g ";
+    TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n",
+                  "", "item_id:token\tclass:token_seq\n1\t" + cell + "\n");
+    const std::string msg = error_of([&] {
+      Loaded l(context_config("FM", "ctx", d.path(),
+                              {{"threshold", "{rating: 4}"},
+                               {"load_col", "{inter: [user_id, item_id, rating], item: [item_id, class]}"}}));
+    });
+    CHECK(msg.find("ctx.item:2") != std::string::npos);
+    CHECK(msg.find("class:token_seq") != std::string::npos);
+  }
+  SECTION("a float feature that is not a number") {
+    TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n",
+                  "user_id:token\tincome:float\n1\tlots\n");
+    const std::string msg = error_of([&] {
+      Loaded l(context_config("FM", "ctx", d.path(),
+                              {{"threshold", "{rating: 4}"},
+                               {"load_col", "{inter: [user_id, item_id, rating], user: [user_id, income]}"}}));
+    });
+    CHECK(msg.find("ctx.user:2") != std::string::npos);
+    CHECK(msg.find("income") != std::string::npos);
+  }
+  SECTION("a load_col field the file lacks") {
+    TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n",
+                  "user_id:token\tage:token\n1\t20\n");
+    const std::string msg = error_of([&] {
+      Loaded l(context_config("FM", "ctx", d.path(),
+                              {{"threshold", "{rating: 4}"},
+                               {"load_col", "{inter: [user_id, item_id, rating], user: [user_id, gender]}"}}));
+    });
+    CHECK(msg.find("ctx.user") != std::string::npos);
+    CHECK(msg.find("gender") != std::string::npos);
+  }
+  SECTION("a threshold on a field that does not exist") {
+    TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n");
+    const std::string msg = error_of([&] {
+      Loaded l(context_config("FM", "ctx", d.path(),
+                              {{"threshold", "{score: 4}"},
+                               {"load_col", "{inter: [user_id, item_id, rating]}"}}));
+    });
+    CHECK(msg.find("threshold") != std::string::npos);
+    CHECK(msg.find("score") != std::string::npos);
+  }
+  SECTION("no label at all") {
+    TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n2\t1\t3\n");
+    Loaded l(context_config("FM", "ctx", d.path(), {{"load_col", "{inter: [user_id, item_id, rating]}"}}));
+    const std::string msg =
+        error_of([&] { recbole::pipeline::ContextPipeline p(l.config, l.dataset, l.split); });
+    CHECK(msg.find("label") != std::string::npos);
+    CHECK(msg.find("threshold") != std::string::npos);
+  }
+  SECTION("ranking metrics under the labeled mode") {
+    Loaded l(context_config("FM", "ml-100k", shared_datasets(),
+                            {{"metrics", "[NDCG]"}, {"valid_metric", "NDCG@10"}}));
+    const std::string msg =
+        error_of([&] { recbole::pipeline::ContextPipeline p(l.config, l.dataset, l.split); });
+    CHECK(msg.find("NDCG is a ranking metric") != std::string::npos);
+  }
+  SECTION("AUC beside ranking metrics is refused by the config") {
+    CHECK_THROWS_AS(context_config("FM", "ml-100k", shared_datasets(), {{"metrics", "[AUC, NDCG]"}}),
+                    recbole::ConfigError);
+  }
+}
