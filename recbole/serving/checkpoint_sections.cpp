@@ -26,7 +26,23 @@ std::map<models::Task, TaskServingHooks>& hooks_table() {
   return table;
 }
 
+void put_hooks(models::Task task, TaskServingHooks hooks) {
+  std::lock_guard<std::mutex> lock(hooks_mutex());
+  hooks_table()[task] = std::move(hooks);
+}
+
+// The serving hooks of the task families shipped with recbole-cpp, one put_hooks(task, hooks)
+// per family (static libraries drop self-registering objects, as for the models). The general
+// task needs none.
+void register_builtin_task_serving() {}
+
+void ensure_builtin_hooks() {
+  static std::once_flag once;
+  std::call_once(once, register_builtin_task_serving);
+}
+
 TaskServingHooks hooks_of(models::Task task) {
+  ensure_builtin_hooks();
   std::lock_guard<std::mutex> lock(hooks_mutex());
   const auto it = hooks_table().find(task);
   return it == hooks_table().end() ? TaskServingHooks{} : it->second;
@@ -97,8 +113,8 @@ data::Batch TaskServing::user_batch(const std::vector<int64_t>& users) const {
 }
 
 void register_task_serving(models::Task task, TaskServingHooks hooks) {
-  std::lock_guard<std::mutex> lock(hooks_mutex());
-  hooks_table()[task] = std::move(hooks);
+  ensure_builtin_hooks();
+  put_hooks(task, std::move(hooks));
 }
 
 void write_tokens(torch::serialize::OutputArchive& archive,

@@ -111,7 +111,9 @@ struct TaskServingHooks {
       load;
 };
 
-// Registers (replaces) the hooks of a task; the general task's are registered by default.
+// Registers (replaces) the hooks of a task, e.g. a program's own family. A family shipped with
+// recbole-cpp adds its hooks in register_builtin_task_serving() (checkpoint_sections.cpp)
+// instead; the general task needs none (the default TaskServing sends users).
 void register_task_serving(models::Task task, TaskServingHooks hooks);
 
 // Reads the serving section of a loaded checkpoint archive; `path` names the file in errors.

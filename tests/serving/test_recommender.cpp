@@ -160,12 +160,17 @@ TEST_CASE("every registered model: a fresh Recommender from the checkpoint ranks
     const std::string& name = descriptor.name;
     DYNAMIC_SECTION(name) {
       TempDir dir("recbole_serving_" + name);
-      const std::string checkpoint = train_checkpoint(name, dir);
-      REQUIRE_FALSE(checkpoint.empty());
-      REQUIRE(std::filesystem::exists(checkpoint));
       if (descriptor.task != recbole::models::Task::kGeneral) {
-        // Another task family serves once it registers its serving hooks; until then loading
-        // says so clearly.
+        // Another task family serves once it registers its serving hooks (and is compared with
+        // its evaluator in its own tests); until then loading says so clearly. Its models may
+        // need data this general dataset does not have (features, sequences).
+        std::string checkpoint;
+        try {
+          checkpoint = train_checkpoint(name, dir);
+        } catch (const recbole::Error& e) {
+          WARN(name << ": not trained on the general test dataset: " << e.what());
+          continue;
+        }
         try {
           Recommender::load(checkpoint);
         } catch (const recbole::Error& e) {
@@ -175,6 +180,9 @@ TEST_CASE("every registered model: a fresh Recommender from the checkpoint ranks
                   << " model, not compared with the evaluator here");
         continue;
       }
+      const std::string checkpoint = train_checkpoint(name, dir);
+      REQUIRE_FALSE(checkpoint.empty());
+      REQUIRE(std::filesystem::exists(checkpoint));
       // The Recommender first, from the file alone.
       const std::shared_ptr<const Recommender> rec = Recommender::load(checkpoint);
       CHECK(rec->info().model == name);
@@ -340,4 +348,17 @@ TEST_CASE("damaged, foreign and old checkpoints are clear errors", "[serving]") 
                         Catch::Contains("has no serving section"));
   // The good one still loads.
   CHECK_NOTHROW(Recommender::load(good));
+}
+
+TEST_CASE("a checkpoint loads and recommends with its dataset gone", "[serving]") {
+  TempDir dir("recbole_serving_no_data");
+  std::filesystem::copy(recbole::testing::serving_data_path(), dir / "data",
+                        std::filesystem::copy_options::recursive);
+  const std::string checkpoint = train_checkpoint("ItemKNN", dir, {{"data_path", dir / "data"}});
+  std::filesystem::remove_all(dir / "data");
+  const auto rec = Recommender::load(checkpoint);
+  CHECK(rec->info().model == "ItemKNN");
+  const auto list = rec->recommend("u7", 5);
+  CHECK(list.size() == 5);
+  for (const auto& r : list) CHECK_FALSE(r.item.empty());
 }
