@@ -135,6 +135,28 @@ class Model : public torch::nn::Module {
     return false;
   }
 
+  // ---- Serving (recbole/serving/recommender.h) ----
+  // Optional: when every score is x_u · W + bias, x_u the 0/1 row of the user's training items
+  // and W an item-to-item weight matrix (EASE, SLIM, ItemKNN in item mode), W as a dense
+  // [n_items, n_items] tensor or as CSR rows (see ItemWeights), so that a server scores a user
+  // by summing the rows of W its few history items select instead of a dense product, and can
+  // score an item history given by a caller. Default: none (false).
+  struct ItemWeights {
+    torch::Tensor dense;                    // [n_items, n_items] float32, or undefined
+    torch::Tensor indptr, indices, values;  // CSR rows of W (int64, int64, float32) otherwise
+    torch::Tensor bias;                     // [n_items] float32, or undefined (no bias)
+  };
+  virtual bool score_item_weights(ItemWeights* weights) const {
+    (void)weights;
+    return false;
+  }
+  // Whether full_sort_predict scores a row from batch.history alone when the batch carries one
+  // ([B, n_items] 0/1 float32; batch.users then holds the padding user 0): a user the model
+  // never saw, given by the items they interacted with (the autoencoders, Pop). A model with
+  // score_item_weights is scored from a history through its weights and need not say so here.
+  // Default: false (the model needs the user's own parameters).
+  virtual bool scores_from_history() const { return false; }
+
   // ---- Training hooks (defaults do nothing or the plain step) ----
   virtual void on_epoch_start(int64_t epoch) { (void)epoch; }
   // Passes over the training source in one epoch (RecVAE: its encoder passes, then its decoder

@@ -21,6 +21,7 @@
 #include "recbole/evaluator/evaluator.h"
 #include "recbole/pipeline/task_pipeline.h"
 #include "recbole/report/html_report.h"
+#include "recbole/serving/checkpoint_sections.h"
 #include "recbole/utils/device_manager.h"
 #include "recbole/utils/dist.h"
 #include "recbole/utils/dist_agreement.h"
@@ -193,6 +194,7 @@ nlohmann::json RunResult::to_json() const {
   j["best_epoch"] = best_epoch;
   j["history"] = history;
   j["interrupted"] = interrupted();
+  j["checkpoint"] = checkpoint;
   if (interrupted()) {
     j["stop_signal"] = signal_name(stop_signal);
     j["resume_checkpoint"] = resume_path;
@@ -323,6 +325,10 @@ RunResult run(const config::Config& config) {
                                  task->n_items(), task->item_train_count());
   trainer::Trainer trainer(config, *model, device, dist, source.get(), evaluator,
                            {task->valid(), task->test()});
+  // The best-model checkpoint stands alone: vocabularies, history and config beside the model
+  // (recbole/serving/checkpoint_sections.h), for recbole::Recommender.
+  if (dist.is_main())
+    trainer.set_checkpoint_extras(serving::serving_section_writer(config, dataset, *task, device));
   if (!resume.empty()) trainer.resume(resume);
   trainer::FitResult fit = trainer.fit();
   trainer::log_gradient_exchange_stats(dist, fit.epochs_run);
@@ -334,6 +340,7 @@ RunResult run(const config::Config& config) {
   result.epochs_run = fit.epochs_run;
   result.best_epoch = fit.best_epoch;
   result.history = trainer::history_to_json(fit.history);
+  result.checkpoint = fit.checkpoint_path;
   if (fit.stop_signal) return stopped_result(config, dist, fit, std::move(result), t_start);
   auto t_test = Clock::now();
   result.test_result = trainer.test(/*load_best=*/true);

@@ -66,9 +66,12 @@ struct RunResult {
   int stop_signal = 0;
   std::string resume_path;
   bool interrupted() const { return stop_signal != 0; }
+  // The best model's checkpoint (empty when none was written): self-contained, for
+  // recbole::Recommender (recbole/serving/recommender.h) and recbole_recommend / recbole_serve.
+  std::string checkpoint;
 
   // {"model","dataset","best_valid_score","best_valid_result":{...},"test_result":{...},
-  //  "epochs_run","best_epoch","history":[...],"timing":{...},"peak_rss_mb","interrupted",
+  //  "epochs_run","best_epoch","history":[...],"timing":{...},"peak_rss_mb","interrupted","checkpoint",
   //  "config":[{"section","key","value","source"}...],"dataset_stats":{"n_users","n_items",
   //  "n_interactions","sparsity","train","valid","test"}}
   // and, when interrupted, "stop_signal" and "resume_checkpoint". The run report

@@ -244,6 +244,7 @@ void Trainer::save_checkpoint(const std::string& path) const {
   if (!dist_.is_main()) return;
   auto archive = std::make_shared<torch::serialize::OutputArchive>();
   model_.save(*archive);
+  if (extras_) extras_(*archive);
   // Through write_file_atomically, not libtorch's file writer: that one, on a full disk, throws
   // from a destructor and aborts the process (std::terminate).
   try {
@@ -307,6 +308,7 @@ void Trainer::keep_best() {
   if (seconds_since(last_best_write_) < kWriteShare * writer_->last_seconds("best")) return;
   auto archive = std::make_shared<torch::serialize::OutputArchive>();
   snapshot_module(model_, *archive);
+  if (extras_) extras_(*archive);
   writer_->submit("best", checkpoint_path_, "the checkpoint", checkpoint_bytes(std::move(archive)));
   best_unwritten_ = false;
   last_best_write_ = Clock::now();
@@ -327,6 +329,7 @@ void Trainer::write_best() {
   auto archive = std::make_shared<torch::serialize::OutputArchive>();
   snapshot_module(model_, *archive);
   for (size_t k = 0; k < live.size(); ++k) live[k].copy_(current[k]);
+  if (extras_) extras_(*archive);
   writer_->submit("best", checkpoint_path_, "the checkpoint", checkpoint_bytes(std::move(archive)));
   best_unwritten_ = false;
   last_best_write_ = Clock::now();

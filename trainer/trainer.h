@@ -21,6 +21,7 @@
 // written after every epoch, in the background. resume() before fit() continues such a run:
 // with the same seed it ends bit for bit where the uninterrupted run would have.
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -98,6 +99,14 @@ class Trainer {
   void save_checkpoint(const std::string& path) const;
   void load_checkpoint(const std::string& path);
 
+  // Entries written into every best-model checkpoint beside the model's tensors (run() adds the
+  // serving section, recbole/serving/checkpoint_sections.h: vocabularies, history, config), so
+  // that the file stands alone. Called on the training thread when a checkpoint is snapshotted;
+  // it must write only tensors that nothing changes afterwards (the writer serialises them
+  // later, on its own thread). Model::load ignores them.
+  using CheckpointExtras = std::function<void(torch::serialize::OutputArchive&)>;
+  void set_checkpoint_extras(CheckpointExtras extras) { extras_ = std::move(extras); }
+
  private:
   class Step;
   FitResult fit_once();
@@ -134,6 +143,7 @@ class Trainer {
   std::string run_;                          // checkpoint_dir/<Model>-<time>-<pid>
   std::string config_snapshot_;              // the effective config, for resume checkpoints
   std::vector<torch::Tensor> best_state_;    // see keep_best()
+  CheckpointExtras extras_;                  // see set_checkpoint_extras()
   std::unique_ptr<CheckpointWriter> writer_;
   // Where the run stands, and what a resume checkpoint carries besides tensors.
   ResumePoint point_;

@@ -160,6 +160,14 @@ torch::Tensor ADMMSLIM::full_sort_predict(const data::Batch& batch) {
   return torch::matmul(x - item_means_.unsqueeze(0), c_) + item_means_.unsqueeze(0);
 }
 
+bool ADMMSLIM::score_item_weights(ItemWeights* weights) const {
+  if (c_.size(0) != n_items()) return false;
+  weights->dense = c_;
+  if (center_columns_)
+    weights->bias = item_means_ - torch::matmul(item_means_.unsqueeze(0), c_).squeeze(0);
+  return true;
+}
+
 RECBOLE_REGISTER_MODEL(ADMMSLIM) {
   register_model(
       {"ADMMSLIM",

@@ -27,6 +27,8 @@ class ADMMSLIM : public Model {
   void fit() override;
   // [B, n_items] float32 on the device.
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
+  // Scores are x_u · C (+ m − m · C when the columns are centred, m the item means).
+  bool score_item_weights(ItemWeights* weights) const override;
 
   // C: [n_items, n_items] float32 on the device (empty before fit()).
   torch::Tensor item_similarity() const { return c_; }

@@ -18,6 +18,11 @@ class EASE : public Model {
   void fit() override;
   // [B, n_items] float32 on the device.
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
+  // Scores are x_u · B.
+  bool score_item_weights(ItemWeights* weights) const override {
+    weights->dense = b_;
+    return b_.size(0) == n_items();
+  }
 
   // [n_items, n_items] float32 on the device (empty before fit()).
   torch::Tensor item_similarity() const { return b_; }

@@ -20,6 +20,15 @@ class ItemKNN : public Model {
   void fit() override;
   // [B, n_items] float32 on the device.
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
+  // Item mode: scores are x_u · W, W's CSR rows as held. User mode scores from the user's
+  // neighbours, so a user the model never saw cannot be scored: none.
+  bool score_item_weights(ItemWeights* weights) const override {
+    if (user_mode_) return false;
+    weights->indptr = w_indptr_;
+    weights->indices = w_indices_;
+    weights->values = w_values_;
+    return true;
+  }
 
   bool user_mode() const { return user_mode_; }
   // W as a dense [n, n] float32 CPU tensor (n = n_items, or n_users in user mode); for tests.

@@ -31,6 +31,7 @@ class MacridVAE : public Model {
   torch::Tensor calculate_loss(const data::Batch& batch) override;
   // batch: users → [B, n_items] logits.
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
+  bool scores_from_history() const override { return true; }
 
   // rows [B, n_items] → logits [B, n_items] and per concept μ_k, logvar_k [B, d].
   struct Output {

@@ -22,6 +22,7 @@ class MultiDAE : public Model {
   torch::Tensor calculate_loss(const data::Batch& batch) override;
   // batch: users → [B, n_items] decoder logits.
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
+  bool scores_from_history() const override { return true; }
   // rows: [B, n_items] → logits [B, n_items].
   torch::Tensor forward(const torch::Tensor& rows);
 

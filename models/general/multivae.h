@@ -25,6 +25,7 @@ class MultiVAE : public Model {
   torch::Tensor calculate_loss(const data::Batch& batch) override;
   // batch: users → [B, n_items] decoder logits at z = μ.
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
+  bool scores_from_history() const override { return true; }
 
   // rows: [B, n_items] → logits [B, n_items], μ and logvar [B, latent/2].
   struct Output {

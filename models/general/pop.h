@@ -14,6 +14,7 @@ class Pop : public Model {
   void fit() override;
   // [B, n_items] float32 on the device; every row the same.
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
+  bool scores_from_history() const override { return true; }
 
   // [n_items] int64 on the device.
   torch::Tensor item_count() const { return item_count_; }

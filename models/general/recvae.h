@@ -49,6 +49,7 @@ class RecVAE : public Model {
   torch::Tensor calculate_loss(const data::Batch& batch) override;
   // batch: users → [B, n_items] decoder logits at z = μ.
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
+  bool scores_from_history() const override { return true; }
 
   int64_t passes_per_epoch() const override { return n_enc_epochs_ + n_dec_epochs_; }
   void on_pass_start(int64_t pass) override;

@@ -48,6 +48,13 @@ class SLIMElastic : public Model {
   void fit() override;
   // [B, n_items] float32 on the device.
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
+  // Scores are x_u · W, W's CSR rows as held.
+  bool score_item_weights(ItemWeights* weights) const override {
+    weights->indptr = w_indptr_;
+    weights->indices = w_indices_;
+    weights->values = w_values_;
+    return true;
+  }
 
   // W as a dense [n_items, n_items] float32 CPU tensor (W[:, j] = coefficients of item j).
   torch::Tensor dense_weights() const;

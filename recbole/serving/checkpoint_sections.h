@@ -1,0 +1,136 @@
+#pragma once
+// The serving section of a best-model checkpoint: what makes the file stand alone, so that
+// recbole::Recommender (recommender.h) loads it with no dataset files.
+//
+// A best-model checkpoint is one libtorch archive with the checksum trailer of
+// trainer/checkpoint_file.h. Its top level holds the model's parameters and buffers, as
+// Model::save writes them (Trainer::test reads only those), and run() adds one nested archive
+// under kServingKey:
+//
+//   meta         string: JSON {"format": kServingFormat, "model", "task", "dataset", "n_users",
+//                "n_items", "interactions" (history size), "config" (the effective config,
+//                trainer::config_snapshot YAML), "written_at" (unix seconds of this write)}
+//   user_tokens  nested {"bytes" uint8 [Σ len], "offsets" int64 [n_users + 1]}: id → token
+//   item_tokens  the same for items (id 0 is "[PAD]" in both)
+//   history      nested {"indptr" int64 [n_users + 1], "indices" int32 [nnz]}: each user's
+//                training items, ascending — what the model reads (ItemKNN, EASE, the
+//                autoencoders score from it) and what recommendations exclude by default
+//   task         nested: the task family's own section (TaskServingHooks::prepare); the
+//                general task writes nothing there
+//
+// Fitted models keep their fitted state (EASE's B, ItemKNN's and SLIM's CSR weights) in
+// registered buffers, so it is in the top level with the parameters.
+//
+// Compatibility: a reader accepts format kServingFormat only and refuses any other by name, and
+// a checkpoint without the section (written before it existed, or by a program that trains
+// without run()) with an error saying so. Adding a key to meta or a new nested entry is
+// compatible; changing what an existing entry means bumps kServingFormat.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+#include <nlohmann/json.hpp>
+
+#include "models/model.h"
+#include "recbole/data/batch.h"
+#include "recbole/data/interaction_matrix.h"
+
+namespace recbole {
+class DeviceManager;
+namespace config {
+class Config;
+}
+namespace data {
+class Dataset;
+}
+namespace pipeline {
+class TaskPipeline;
+}
+}  // namespace recbole
+
+namespace recbole::serving {
+
+constexpr int64_t kServingFormat = 1;
+constexpr const char* kServingKey = "recbole_serving";
+
+// Writes the serving section into a checkpoint archive (Trainer::CheckpointExtras).
+using SectionWriter = std::function<void(torch::serialize::OutputArchive&)>;
+
+// The serving section of a run, prepared once from what run() holds (tokens, history and the
+// task's own section become tensors that never change), then written into every best-model
+// checkpoint of the run. The dataset and the pipeline need not outlive the call.
+SectionWriter serving_section_writer(const config::Config& config, const data::Dataset& dataset,
+                                     const pipeline::TaskPipeline& task,
+                                     const DeviceManager& device);
+
+// The same from parts, for a run that has no Dataset (tests, programs that build a model by
+// hand): tokens of ids 0 .. n − 1 (token 0 is "[PAD]"), the history, the task's section writer
+// (may be empty).
+SectionWriter serving_section_writer(const config::Config& config, models::Task task,
+                                     std::vector<std::string> user_tokens,
+                                     std::vector<std::string> item_tokens,
+                                     const data::InteractionMatrix& history,
+                                     SectionWriter task_section = {});
+
+// A checkpoint's serving section, read back (no model built yet).
+struct ServingSection {
+  nlohmann::json meta;
+  std::string model, task, dataset;
+  int64_t n_users = 0, n_items = 0;
+  std::string config_yaml;
+  int64_t written_at = 0;
+  std::vector<std::string> user_tokens, item_tokens;
+  data::InteractionMatrix history;
+};
+
+// What a task family adds to serving: it writes its own section beside the common one at
+// training time and reads it back into the query side. The general task's hooks are built in;
+// another family (sequential: the users' item sequences; context: feature tables) registers its
+// own with register_task_serving.
+class TaskServing {
+ public:
+  virtual ~TaskServing() = default;
+  // What the model is rebuilt from: by default {config, n_users, n_items, history, device}.
+  virtual models::ModelContext model_context(const config::Config& config,
+                                             const ServingSection& section,
+                                             const DeviceManager& device) const;
+  // The query batch scoring these known users (CPU tensors): by default batch.users.
+  virtual data::Batch user_batch(const std::vector<int64_t>& users) const;
+};
+
+struct TaskServingHooks {
+  // At training time: the task section's writer for this pipeline (called once by
+  // serving_section_writer; the closure must hold only what never changes). Empty: no section.
+  std::function<SectionWriter(const pipeline::TaskPipeline&)> prepare;
+  // At load time: the query side, from the task section (`task` in the layout above).
+  std::function<std::unique_ptr<TaskServing>(torch::serialize::InputArchive& section,
+                                             const ServingSection& common)>
+      load;
+};
+
+// Registers (replaces) the hooks of a task, e.g. a program's own family. A family shipped with
+// recbole-cpp adds its hooks in register_builtin_task_serving() (checkpoint_sections.cpp)
+// instead; the general task needs none (the default TaskServing sends users).
+void register_task_serving(models::Task task, TaskServingHooks hooks);
+
+// Reads the serving section of a loaded checkpoint archive; `path` names the file in errors.
+// Throws recbole::Error when the section is missing, of another format, or damaged. `task_out`
+// receives the task's nested section.
+ServingSection read_serving_section(torch::serialize::InputArchive& checkpoint,
+                                    const std::string& path,
+                                    torch::serialize::InputArchive* task_out = nullptr);
+
+// The query side of `section`'s task (its registered hooks' load, or the default TaskServing).
+std::unique_ptr<TaskServing> load_task_serving(torch::serialize::InputArchive& task_section,
+                                               const ServingSection& section,
+                                               const std::string& path);
+
+// Tokens ↔ a (bytes, offsets) tensor pair, the layout of user_tokens / item_tokens.
+void write_tokens(torch::serialize::OutputArchive& archive, const std::vector<std::string>& tokens);
+std::vector<std::string> read_tokens(torch::serialize::InputArchive& archive,
+                                     const std::string& what);
+
+}  // namespace recbole::serving

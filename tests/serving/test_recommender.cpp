@@ -1,0 +1,364 @@
+// recbole::Recommender: every registered model, trained briefly by run(), saved, and loaded from
+// its checkpoint alone, gives the evaluator's top-K with seen items excluded; item-history
+// queries; concurrent callers; and the errors of damaged or foreign checkpoints.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <torch/torch.h>
+
+#include "models/model.h"
+#include "recbole/config/config.h"
+#include "recbole/data/dataset.h"
+#include "recbole/data/split.h"
+#include "recbole/evaluator/evaluator.h"
+#include "recbole/pipeline/task_pipeline.h"
+#include "recbole/serving/checkpoint_sections.h"
+#include "recbole/serving/recommender.h"
+#include "recbole/utils/atomic_write.h"
+#include "recbole/utils/device_manager.h"
+#include "recbole/utils/dist.h"
+#include "tests/serving/serving_test_util.h"
+#include "trainer/checkpoint_file.h"
+
+using recbole::Recommender;
+using recbole::testing::TempDir;
+using recbole::testing::train_checkpoint;
+
+namespace {
+
+constexpr int64_t kK = 10;
+
+// The run's pipeline rebuilt from the dataset files (what the evaluator sees), the model loaded
+// from the checkpoint as Trainer::test loads it.
+struct EvaluatorSide {
+  recbole::config::Config config;
+  recbole::data::Dataset dataset;
+  recbole::data::SplitDataset split;
+  std::unique_ptr<recbole::pipeline::TaskPipeline> task;
+  recbole::DeviceManager device;
+  std::shared_ptr<recbole::models::Model> model;
+
+  EvaluatorSide(recbole::config::Config c, const std::string& checkpoint)
+      : config(std::move(c)),
+        dataset(recbole::data::Dataset::load(recbole::data::DatasetOptions::from_config(config))),
+        split(recbole::data::split_dataset(dataset,
+                                           recbole::data::DatasetOptions::from_config(config))),
+        task(recbole::pipeline::make_task_pipeline(recbole::models::find_model(config.model()).task,
+                                                   config, dataset, split)),
+        device(cpu()) {
+    model = recbole::models::create_model(config.model(), task->model_context(device));
+    torch::serialize::InputArchive archive;
+    recbole::trainer::load_checkpoint_archive(checkpoint, "checkpoint", archive);
+    model->load(archive);
+    model->eval();
+    torch::NoGradGuard no_grad;
+    model->before_evaluation();
+  }
+  static recbole::DeviceSettings cpu() {
+    recbole::DeviceSettings s;
+    s.device = "cpu";
+    return s;
+  }
+  const recbole::data::InteractionMatrix& train() const {
+    return task->model_context(device).train;
+  }
+};
+
+// One positive per user that is neither trained on nor the padding: it is never masked, so the
+// evaluator's list is the ranking of every item outside the user's training items.
+recbole::data::InteractionMatrix unseen_positives(const recbole::data::InteractionMatrix& train) {
+  std::vector<int32_t> us, is;
+  for (int32_t u = 1; u < train.n_users(); ++u) {
+    if (train.row_size(u) == 0) continue;
+    for (int32_t i = 1; i < train.n_items(); ++i)
+      if (!train.contains(u, i)) {
+        us.push_back(u);
+        is.push_back(i);
+        break;
+      }
+  }
+  return recbole::data::InteractionMatrix(train.n_users(), train.n_items(), us, is);
+}
+
+// Compares the evaluator's top-K (ids) with the Recommender's for every evaluated user. Two
+// lists may differ only where the scores of the two items at a position are equal within float
+// rounding (the kernels sum in different orders).
+void compare_with_evaluator(const std::string& name, EvaluatorSide& side, const Recommender& rec) {
+  const auto& train = side.train();
+  const recbole::data::InteractionMatrix positives = unseen_positives(train);
+  recbole::Dist dist;
+  recbole::evaluator::EvaluatorSettings es;
+  es.metrics = {"recall"};
+  es.topk = {kK};
+  recbole::evaluator::Evaluator ev(es, side.device, dist, side.task->n_items(),
+                                   side.task->item_train_count());
+  const recbole::evaluator::UserRankingSource source(positives, &train);
+  const recbole::evaluator::RankingRecords records = ev.collect(*side.model, source);
+  const std::vector<int32_t> users = positives.nonempty_users();
+  REQUIRE(records.n_users() == static_cast<int64_t>(users.size()));
+
+  // Users and items by token: the checkpoint's ids are the dataset's.
+  std::vector<int32_t> rec_users;
+  for (int32_t u : users) {
+    const int32_t id = rec.user_id(side.dataset.user_token(u));
+    REQUIRE(id == u);
+    rec_users.push_back(id);
+  }
+  std::vector<Recommender::IdList> lists;
+  rec.recommend_ids(rec_users, kK, /*exclude_history=*/true, &lists, /*parallel=*/true);
+
+  torch::Tensor scores;
+  {
+    torch::NoGradGuard no_grad;
+    recbole::data::Batch b;
+    std::vector<int64_t> ids(users.begin(), users.end());
+    b.users = recbole::data::id_tensor(ids);
+    scores = recbole::DeviceManager::to_host(side.model->full_sort_predict(b)).contiguous();
+  }
+  int64_t exact = 0, total = 0;
+  for (size_t r = 0; r < users.size(); ++r) {
+    const int32_t* expected = &records.topk_items[r * records.max_k];
+    int n_expected = 0;
+    while (n_expected < records.max_k && expected[n_expected] >= 0) ++n_expected;
+    INFO(name << ": user " << side.dataset.user_token(users[r]));
+    REQUIRE(static_cast<int>(lists[r].size()) == n_expected);
+    const float* row = scores[static_cast<int64_t>(r)].data_ptr<float>();
+    for (int j = 0; j < n_expected; ++j) {
+      const int32_t got = lists[r][static_cast<size_t>(j)].first;
+      CHECK_FALSE(train.contains(users[r], got));
+      CHECK(got != 0);
+      CHECK(rec.item_token(got) == side.dataset.item_token(got));
+      ++total;
+      if (got == expected[j]) {
+        ++exact;
+        continue;
+      }
+      const double a = row[expected[j]], b = row[got];
+      INFO("position " << j << ": evaluator " << expected[j] << " (" << a << "), recommender "
+                       << got << " (" << b << ")");
+      CHECK(std::abs(a - b) <= 1e-4 * (1.0 + std::abs(a)));
+    }
+    // The recommender's own scores agree with the model's.
+    for (const auto& [item, score] : lists[r])
+      CHECK(std::abs(score - row[item]) <= 1e-4 * (1.0 + std::abs(row[item])));
+  }
+  CHECK(total > 0);
+  WARN(name << ": " << exact << " of " << total << " top-" << kK
+            << " positions identical to the evaluator's, the rest tied within float rounding");
+}
+
+}  // namespace
+
+TEST_CASE("every registered model: a fresh Recommender from the checkpoint ranks as the evaluator",
+          "[serving][models]") {
+  for (const auto& descriptor : recbole::models::registered_models()) {
+    if (descriptor.description.rfind("test:", 0) == 0) continue;  // test-only models
+    const std::string& name = descriptor.name;
+    DYNAMIC_SECTION(name) {
+      TempDir dir("recbole_serving_" + name);
+      if (descriptor.task != recbole::models::Task::kGeneral) {
+        // Another task family serves once it registers its serving hooks (and is compared with
+        // its evaluator in its own tests); until then loading says so clearly. Its models may
+        // need data this general dataset does not have (features, sequences).
+        std::string checkpoint;
+        try {
+          checkpoint = train_checkpoint(name, dir);
+        } catch (const recbole::Error& e) {
+          WARN(name << ": not trained on the general test dataset: " << e.what());
+          continue;
+        }
+        try {
+          Recommender::load(checkpoint);
+        } catch (const recbole::Error& e) {
+          CHECK_THAT(e.what(), Catch::Contains("does not provide yet"));
+        }
+        WARN(name << ": " << recbole::models::task_name(descriptor.task)
+                  << " model, not compared with the evaluator here");
+        continue;
+      }
+      const std::string checkpoint = train_checkpoint(name, dir);
+      REQUIRE_FALSE(checkpoint.empty());
+      REQUIRE(std::filesystem::exists(checkpoint));
+      // The Recommender first, from the file alone.
+      const std::shared_ptr<const Recommender> rec = Recommender::load(checkpoint);
+      CHECK(rec->info().model == name);
+      CHECK(rec->info().dataset == "serving_tiny");
+      EvaluatorSide side(recbole::testing::serving_run_config(name, dir), checkpoint);
+      CHECK(rec->n_users() == side.dataset.n_users());
+      CHECK(rec->n_items() == side.dataset.n_items());
+      compare_with_evaluator(name, side, *rec);
+
+      // Without exclusion the training items come back (every model ranks some of them).
+      const int32_t u = side.train().nonempty_users().front();
+      const auto all = rec->recommend(side.dataset.user_token(u), rec->n_items(), false);
+      CHECK(static_cast<int64_t>(all.size()) >= rec->n_items() - 1 - 0);
+      CHECK(std::none_of(all.begin(), all.end(), [](const auto& r) { return r.item_id == 0; }));
+
+      // Item histories: a model that can score one gives a known user's list from that user's
+      // training items; the others say why not.
+      const std::vector<int32_t> hist = rec->history_of(u);
+      if (rec->can_recommend_from_history()) {
+        const auto from_hist = rec->recommend_history_ids(hist, kK, true);
+        std::vector<Recommender::IdList> by_user;
+        rec->recommend_ids({u}, kK, true, &by_user);
+        REQUIRE(from_hist.size() == by_user[0].size());
+        for (size_t j = 0; j < from_hist.size(); ++j)
+          CHECK(std::abs(from_hist[j].second - by_user[0][j].second) <=
+                1e-4 * (1.0 + std::abs(by_user[0][j].second)));
+      } else {
+        CHECK_THROWS_AS(rec->recommend_history_ids(hist, kK, true), recbole::NotSupportedError);
+      }
+    }
+  }
+}
+
+TEST_CASE("the models that can recommend from an item history say so", "[serving]") {
+  for (const char* name : {"EASE", "ItemKNN", "SLIMElastic", "ADMMSLIM", "MultiVAE", "MultiDAE",
+                           "RecVAE", "MacridVAE", "Pop"}) {
+    TempDir dir(std::string("recbole_serving_hist_") + name);
+    const auto rec = Recommender::load(train_checkpoint(name, dir));
+    INFO(name);
+    CHECK(rec->can_recommend_from_history());
+    std::vector<std::string> unknown;
+    const auto list = rec->recommend_from_history(
+        {rec->item_token(1), rec->item_token(2), "no-such-item"}, 5, true, &unknown);
+    CHECK(list.size() == 5);
+    CHECK(unknown == std::vector<std::string>{"no-such-item"});
+    for (const auto& r : list) CHECK((r.item_id != 1 && r.item_id != 2 && r.item_id != 0));
+  }
+  for (const char* name : {"BPR", "LightGCN", "NeuMF"}) {
+    TempDir dir(std::string("recbole_serving_hist_") + name);
+    const auto rec = Recommender::load(train_checkpoint(name, dir));
+    INFO(name);
+    CHECK_FALSE(rec->can_recommend_from_history());
+    CHECK_THROWS_WITH(rec->recommend_from_history({rec->item_token(1)}, 5),
+                      Catch::Contains("cannot recommend from an item history"));
+  }
+}
+
+TEST_CASE("a Recommender answers many threads at once as it answers one", "[serving]") {
+  for (const char* name : {"BPR", "EASE", "ItemKNN", "MultiVAE", "NeuMF", "LightGCN"}) {
+    TempDir dir(std::string("recbole_serving_threads_") + name);
+    const auto rec = Recommender::load(train_checkpoint(name, dir));
+    INFO(name);
+    std::vector<std::string> users;
+    for (int32_t u = 1; u < rec->n_users(); ++u) users.push_back(rec->user_token(u));
+    // Sequentially first.
+    std::vector<std::vector<recbole::Recommendation>> expected;
+    for (const std::string& u : users) expected.push_back(rec->recommend(u, kK));
+    const auto batch = rec->recommend_batch(users, kK);
+    for (size_t r = 0; r < users.size(); ++r) {
+      REQUIRE(batch[r].known);
+      REQUIRE(batch[r].items.size() == expected[r].size());
+      for (size_t j = 0; j < expected[r].size(); ++j) {
+        CHECK(batch[r].items[j].item == expected[r][j].item);
+        CHECK(batch[r].items[j].score == Approx(expected[r][j].score).epsilon(1e-5));
+      }
+    }
+    std::atomic<int64_t> mismatches{0}, calls{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t)
+      threads.emplace_back([&, t] {
+        for (int round = 0; round < 3; ++round)
+          for (size_t r = static_cast<size_t>(t) % users.size(); r < users.size(); r += 3) {
+            const auto got = rec->recommend(users[r], kK);
+            ++calls;
+            if (got.size() != expected[r].size()) {
+              ++mismatches;
+              continue;
+            }
+            for (size_t j = 0; j < got.size(); ++j)
+              if (got[j].item != expected[r][j].item || got[j].score != expected[r][j].score)
+                ++mismatches;
+          }
+      });
+    for (auto& th : threads) th.join();
+    CHECK(calls > 0);
+    CHECK(mismatches == 0);
+  }
+}
+
+TEST_CASE("unknown users, bad k and batches with unknown users", "[serving]") {
+  TempDir dir("recbole_serving_errors");
+  const auto rec = Recommender::load(train_checkpoint("BPR", dir));
+  CHECK_THROWS_AS(rec->recommend("no-such-user", 10), recbole::UnknownUserError);
+  CHECK_THROWS_AS(rec->recommend("[PAD]", 10), recbole::UnknownUserError);
+  CHECK_THROWS_WITH(rec->recommend(rec->user_token(1), 0), Catch::Contains("k must be at least 1"));
+  CHECK_THROWS_WITH(rec->recommend(rec->user_token(1), -1),
+                    Catch::Contains("k must be at least 1"));
+  // k above the catalogue: every item that is not excluded.
+  const auto all = rec->recommend(rec->user_token(1), 1000000000);
+  CHECK(static_cast<int64_t>(all.size()) ==
+        rec->n_items() - 1 - static_cast<int64_t>(rec->history_of(1).size()));
+  const auto batch = rec->recommend_batch({rec->user_token(1), "nobody", rec->user_token(2)}, 3);
+  REQUIRE(batch.size() == 3);
+  CHECK(batch[0].known);
+  CHECK_FALSE(batch[1].known);
+  CHECK(batch[1].items.empty());
+  CHECK(batch[2].items.size() == 3);
+}
+
+TEST_CASE("damaged, foreign and old checkpoints are clear errors", "[serving]") {
+  TempDir dir("recbole_serving_damaged");
+  const std::string good = train_checkpoint("BPR", dir);
+  std::string bytes;
+  {
+    std::ifstream in(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto write = [&](const std::string& name, const std::string& content) {
+    const std::string p = dir / name;
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+  };
+  CHECK_THROWS_WITH(Recommender::load(dir / "missing.pth"), Catch::Contains("does not exist"));
+  CHECK_THROWS_WITH(Recommender::load(write("cut.pth", bytes.substr(0, bytes.size() / 2))),
+                    Catch::Contains("cut short"));
+  std::string flipped = bytes;
+  flipped[flipped.size() / 3] ^= 0x5a;
+  CHECK_THROWS_WITH(Recommender::load(write("flipped.pth", flipped)), Catch::Contains("checksum"));
+  CHECK_THROWS_WITH(Recommender::load(write("text.pth", "hello\n")),
+                    Catch::Contains("not a whole recbole-cpp checkpoint"));
+
+  // A checkpoint of the model alone (before serving sections existed).
+  auto model_only = std::make_shared<torch::serialize::OutputArchive>();
+  model_only->write("user_embedding", torch::zeros({3, 4}));
+  recbole::write_file_atomically(dir / "old.pth", recbole::trainer::checkpoint_bytes(model_only),
+                                 "the checkpoint");
+  CHECK_THROWS_WITH(Recommender::load(dir / "old.pth"), Catch::Contains("has no serving section"));
+
+  // A serving section of another format.
+  auto future = std::make_shared<torch::serialize::OutputArchive>();
+  torch::serialize::OutputArchive section;
+  section.write("meta", c10::IValue(std::string(R"({"format": 99, "model": "BPR"})")));
+  future->write(recbole::serving::kServingKey, section);
+  recbole::write_file_atomically(dir / "future.pth", recbole::trainer::checkpoint_bytes(future),
+                                 "the checkpoint");
+  CHECK_THROWS_WITH(Recommender::load(dir / "future.pth"),
+                    Catch::Contains("serving format 99") && Catch::Contains("reads format 1"));
+
+  // A resume checkpoint is not a best-model checkpoint.
+  for (const auto& e : std::filesystem::directory_iterator(dir / "saved"))
+    if (e.path().string().find("-resume-") != std::string::npos)
+      CHECK_THROWS_WITH(Recommender::load(e.path().string()),
+                        Catch::Contains("has no serving section"));
+  // The good one still loads.
+  CHECK_NOTHROW(Recommender::load(good));
+}
+
+TEST_CASE("a checkpoint loads and recommends with its dataset gone", "[serving]") {
+  TempDir dir("recbole_serving_no_data");
+  std::filesystem::copy(recbole::testing::serving_data_path(), dir / "data",
+                        std::filesystem::copy_options::recursive);
+  const std::string checkpoint = train_checkpoint("ItemKNN", dir, {{"data_path", dir / "data"}});
+  std::filesystem::remove_all(dir / "data");
+  const auto rec = Recommender::load(checkpoint);
+  CHECK(rec->info().model == "ItemKNN");
+  const auto list = rec->recommend("u7", 5);
+  CHECK(list.size() == 5);
+  for (const auto& r : list) CHECK_FALSE(r.item.empty());
+}

@@ -1,0 +1,274 @@
+// recbole_recommend: top-K recommendations from a saved model (a best-model checkpoint written by
+// recbole_run), with no dataset files.
+//
+//   recbole_recommend --checkpoint=PATH --users=196,186 [--topk=10]
+//   recbole_recommend --checkpoint=PATH --all_users --output=recs.tsv [--threads=N]
+//   recbole_recommend --checkpoint=PATH --history=242,302,377 [--topk=10]
+//
+// Output: TSV "user<TAB>rank<TAB>item<TAB>score" (recbole/serving/output.h), to stdout or to
+// --output (written to a temporary file and renamed). --all_users streams every user's list in
+// blocks on the ThreadPool: memory stays bounded whatever the number of users.
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "recbole/serving/output.h"
+#include "recbole/serving/recommender.h"
+#include "recbole/utils/atomic_write.h"
+#include "recbole/utils/error.h"
+#include "recbole/utils/logging.h"
+#include "recbole/utils/progress.h"
+#include "recbole/utils/stop_signal.h"
+#include "recbole/utils/thread_pool.h"
+#include "tool_flags.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: recbole_recommend --checkpoint=PATH (--users=U1,U2,... | --users_file=FILE |\n"
+    "                         --all_users | --history=I1,I2,...) [--topk=10] [--output=FILE]\n"
+    "                         [--exclude_history=true] [--threads=0] [--progress=auto]\n\n"
+    "Top-K recommendations from a best-model checkpoint of recbole_run (self-contained: no\n"
+    "dataset files are read). Prints TSV lines \"user<TAB>rank<TAB>item<TAB>score\" after a\n"
+    "header, best first, to stdout or to --output (written atomically).\n\n"
+    "  --checkpoint=PATH       the checkpoint (saved/<Model>-<time>-<pid>.pth)\n"
+    "  --users=U1,U2,...       user tokens, as in the dataset's .inter file\n"
+    "  --users_file=FILE       user tokens, one a line\n"
+    "  --all_users             every user of the checkpoint, streamed in blocks on the thread\n"
+    "                          pool with a progress bar (use with --output)\n"
+    "  --history=I1,I2,...     a user the model never saw, given by item tokens (EASE, SLIM,\n"
+    "                          ItemKNN, the autoencoders; the user column is \"-\")\n"
+    "  --topk=K                items per user (default 10)\n"
+    "  --exclude_history=BOOL  leave out the user's training items (default true); with\n"
+    "                          --history, the given items\n"
+    "  --threads=N             threads for --all_users (default 0: every core)\n"
+    "  --progress=auto|true|false  the progress bar of --all_users (auto: on a terminal)\n"
+    "  --version               print the version\n\n"
+    "Unknown user tokens are reported on stderr and skipped; the others are answered. Exit\n"
+    "status: 0, or 1 on an error (and when no requested user is known).\n";
+
+struct Args {
+  std::string checkpoint, users, users_file, history, output, progress = "auto";
+  bool all_users = false, exclude_history = true;
+  int64_t topk = 10;
+  int threads = 0;
+};
+
+bool parse_bool(const std::string& key, const std::string& v) {
+  if (v == "true" || v == "1" || v == "yes") return true;
+  if (v == "false" || v == "0" || v == "no") return false;
+  throw recbole::ConfigError("--" + key + ": expected true or false, got \"" + v + "\"");
+}
+
+int64_t parse_int(const std::string& key, const std::string& v, int64_t lo, int64_t hi) {
+  int64_t x = 0;
+  const auto res = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (res.ec != std::errc() || res.ptr != v.data() + v.size() || x < lo || x > hi)
+    throw recbole::ConfigError("--" + key + ": expected an integer in [" + std::to_string(lo) +
+                               ", " + std::to_string(hi) + "], got \"" + v + "\"");
+  return x;
+}
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  std::map<std::string, bool> seen;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0)
+      throw recbole::ConfigError("unexpected argument \"" + arg + "\" (expected --key=value)");
+    const size_t eq = arg.find('=');
+    const std::string key = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    const bool has_value = eq != std::string::npos;
+    const std::string value = has_value ? arg.substr(eq + 1) : "";
+    if (seen[key]) throw recbole::ConfigError("--" + key + " is given twice");
+    seen[key] = true;
+    auto need = [&]() {
+      if (!has_value) throw recbole::ConfigError("--" + key + " needs a value (--" + key + "=...)");
+      return value;
+    };
+    if (key == "checkpoint")
+      a.checkpoint = need();
+    else if (key == "users")
+      a.users = need();
+    else if (key == "users_file")
+      a.users_file = need();
+    else if (key == "history")
+      a.history = need();
+    else if (key == "output")
+      a.output = need();
+    else if (key == "all_users")
+      a.all_users = has_value ? parse_bool(key, value) : true;
+    else if (key == "exclude_history")
+      a.exclude_history = has_value ? parse_bool(key, value) : true;
+    else if (key == "topk")
+      a.topk = parse_int(key, need(), 1, int64_t{1} << 31);
+    else if (key == "threads")
+      a.threads = static_cast<int>(parse_int(key, need(), 0, 4096));
+    else if (key == "progress") {
+      a.progress = need();
+      if (a.progress != "auto") a.progress = parse_bool(key, a.progress) ? "true" : "false";
+    } else
+      throw recbole::ConfigError("unknown option --" + key + " (see --help)");
+  }
+  if (a.checkpoint.empty()) throw recbole::ConfigError("--checkpoint=PATH is required");
+  const int modes = !a.users.empty() + !a.users_file.empty() + a.all_users + !a.history.empty();
+  if (modes != 1)
+    throw recbole::ConfigError(
+        "give exactly one of --users, --users_file, --all_users and --history");
+  return a;
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, ','))
+    if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw recbole::Error("--users_file: cannot read " + path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+// Writes the text the producer makes to --output (atomically) or to stdout.
+void emit(const Args& a, const std::function<void(const recbole::ByteSink&)>& produce) {
+  if (a.output.empty()) {
+    produce([](const void* data, size_t n) { std::fwrite(data, 1, n, stdout); });
+    std::fflush(stdout);
+    return;
+  }
+  recbole::write_file_atomically(a.output, produce, "the recommendations");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace recbole;
+  if (tools::answer_help_or_version(argc, argv, "recbole_recommend", kUsage)) return 0;
+  try {
+    const Args a = parse_args(argc, argv);
+    install_stop_handlers();
+    RecommenderOptions options;
+    options.num_threads = a.threads;
+    const std::shared_ptr<const Recommender> rec = Recommender::load(a.checkpoint, options);
+    const Recommender::Info& info = rec->info();
+    std::fprintf(stderr,
+                 "recbole_recommend: %s on %s, %lld users, %lld items, scored by %s (loaded in "
+                 "%.2f s)\n",
+                 info.model.c_str(), info.dataset.c_str(), static_cast<long long>(info.n_users - 1),
+                 static_cast<long long>(info.n_items - 1), info.scorer.c_str(), info.load_seconds);
+
+    if (!a.history.empty()) {
+      std::vector<std::string> unknown;
+      const auto items =
+          rec->recommend_from_history(split_list(a.history), a.topk, a.exclude_history, &unknown);
+      for (const std::string& t : unknown)
+        std::fprintf(stderr, "recbole_recommend: unknown item \"%s\" (left out of the history)\n",
+                     t.c_str());
+      emit(a, [&](const ByteSink& sink) {
+        std::string out = serving::kTsvHeader;
+        serving::append_tsv(out, "-", items);
+        sink(out.data(), out.size());
+      });
+      return 0;
+    }
+
+    if (a.all_users) {
+      const int64_t n = rec->n_users() - 1;
+      const bool draw = a.progress == "auto" ? true : a.progress == "true";
+      ProgressOptions po;
+      po.label = "Recommend";
+      po.total = n;
+      po.enabled = draw;
+      // Blocks of users per round: enough for every worker, few enough to keep memory bounded
+      // (one round's lists and text; the text goes to the file before the next round).
+      const int64_t round =
+          std::max<int64_t>(256, int64_t{64} * ThreadPool::instance().threads() * 4);
+      int stopped = 0;
+      emit(a, [&](const ByteSink& sink) {
+        Progress progress(po);
+        std::string out = serving::kTsvHeader;
+        std::vector<int32_t> ids;
+        std::vector<Recommender::IdList> lists;
+        for (int64_t lo = 1; lo <= n; lo += round) {
+          if ((stopped = stop_requested()) != 0) break;
+          const int64_t hi = std::min(n + 1, lo + round);
+          ids.clear();
+          for (int64_t u = lo; u < hi; ++u) ids.push_back(static_cast<int32_t>(u));
+          rec->recommend_ids(ids, a.topk, a.exclude_history, &lists, /*parallel=*/true);
+          for (size_t r = 0; r < ids.size(); ++r) {
+            const std::string& user = rec->user_token(ids[r]);
+            for (size_t j = 0; j < lists[r].size(); ++j) {
+              out += user;
+              out += '\t';
+              out += std::to_string(j + 1);
+              out += '\t';
+              out += rec->item_token(lists[r][j].first);
+              out += '\t';
+              serving::append_score(out, lists[r][j].second);
+              out += '\n';
+            }
+          }
+          sink(out.data(), out.size());
+          out.clear();
+          progress.advance(hi - lo);
+        }
+        if (stopped) throw Error(std::string("stopped by ") + signal_name(stopped));
+      });
+      std::fprintf(stderr, "recbole_recommend: %lld users%s%s\n", static_cast<long long>(n),
+                   a.output.empty() ? "" : " written to ", a.output.c_str());
+      return 0;
+    }
+
+    const std::vector<std::string> users =
+        a.users.empty() ? read_lines(a.users_file) : split_list(a.users);
+    int64_t known = 0;
+    // Blocks of users, so that a long --users_file streams as --all_users does.
+    constexpr size_t kBlock = 4096;
+    emit(a, [&](const ByteSink& sink) {
+      std::string out = serving::kTsvHeader;
+      for (size_t lo = 0; lo < users.size(); lo += kBlock) {
+        const std::vector<std::string> block(
+            users.begin() + static_cast<std::ptrdiff_t>(lo),
+            users.begin() + static_cast<std::ptrdiff_t>(std::min(users.size(), lo + kBlock)));
+        for (const UserRecommendations& u :
+             rec->recommend_batch(block, a.topk, a.exclude_history)) {
+          if (!u.known) {
+            std::fprintf(stderr, "recbole_recommend: unknown user \"%s\" (skipped)\n",
+                         u.user.c_str());
+            continue;
+          }
+          ++known;
+          serving::append_tsv(out, u.user, u.items);
+        }
+        sink(out.data(), out.size());
+        out.clear();
+      }
+    });
+    if (known == 0) {
+      std::fprintf(stderr, "recbole_recommend: error: none of the %zu users is known\n",
+                   users.size());
+      return 1;
+    }
+    if (known < static_cast<int64_t>(users.size()))
+      std::fprintf(stderr, "recbole_recommend: %zu of %zu users unknown\n",
+                   users.size() - static_cast<size_t>(known), users.size());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "recbole_recommend: error: %s\n", e.what());
+    return 1;
+  }
+}
