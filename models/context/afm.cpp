@@ -26,7 +26,7 @@ AFM::AFM(const ModelContext& ctx)
 torch::Tensor AFM::logits(const data::Batch& batch) {
   torch::Tensor e = embed(batch);
   torch::Tensor pairs = e.index_select(1, rows_) * e.index_select(1, cols_);  // [B, P, d]
-  torch::Tensor score = torch::relu(attention_->forward(pairs)).matmul(h_);  // [B, P]
+  torch::Tensor score = torch::relu(attention_->forward(pairs)).matmul(h_);   // [B, P]
   torch::Tensor weight = torch::softmax(score, 1).unsqueeze(2);
   torch::Tensor s = torch::dropout((weight * pairs).sum(1), dropout_, is_training());  // [B, d]
   return first_order(batch).squeeze(1) + s.matmul(p_);
@@ -37,12 +37,19 @@ torch::Tensor AFM::regularizer() { return reg_weight_ * attention_->weight.norm(
 RECBOLE_REGISTER_MODEL(AFM) {
   using config::Key;
   using config::KeyType;
-  register_model({"AFM",
-                  Task::kContext,
-                  InputType::kPointwise,
-                  "AFM: attention over the pairwise products of field embeddings, plus first-order weights",
-                  {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"), Key("attention_size", KeyType::kInt).min(1).help("Width of the attention layer"), layers::probability_key("dropout_prob").help("Dropout on the pooled pair vector, in [0, 1)"), Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the model's norm regulariser (added once per batch)")},
-                  [](const ModelContext& ctx) { return std::make_shared<AFM>(ctx); }});
+  register_model(
+      {"AFM",
+       Task::kContext,
+       InputType::kPointwise,
+       "AFM: attention over the pairwise products of field embeddings, plus first-order weights",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
+        Key("attention_size", KeyType::kInt).min(1).help("Width of the attention layer"),
+        layers::probability_key("dropout_prob")
+            .help("Dropout on the pooled pair vector, in [0, 1)"),
+        Key("reg_weight", KeyType::kFloat)
+            .min(0)
+            .help("Weight of the model's norm regulariser (added once per batch)")},
+       [](const ModelContext& ctx) { return std::make_shared<AFM>(ctx); }});
 }
 
 }  // namespace recbole::models

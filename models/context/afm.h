@@ -13,6 +13,7 @@ class AFM : public ContextModel {
   explicit AFM(const ModelContext& ctx);
   torch::Tensor logits(const data::Batch& batch) override;
   torch::Tensor regularizer() override;
+
  private:
   double dropout_, reg_weight_;
   torch::Tensor rows_, cols_;  // [P] int64 buffers

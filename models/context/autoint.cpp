@@ -11,17 +11,18 @@ AutoInt::AutoInt(const ModelContext& ctx) : ContextModel("AutoInt", ctx) {
   const int64_t heads = ctx.config.get_int("num_heads");
   const std::vector<double> dropout = ctx.config.get_double_list("dropout_probs");
   if (dropout.size() < 2)
-    throw ConfigError(ctx.config.source("dropout_probs") +
-                      ": AutoInt: dropout_probs: expected 3 probabilities (attention, MLP, unused)");
+    throw ConfigError(
+        ctx.config.source("dropout_probs") +
+        ": AutoInt: dropout_probs: expected 3 probabilities (attention, MLP, unused)");
   if (a % heads != 0)
     throw ConfigError("AutoInt: attention_size " + std::to_string(a) +
                       " is not a multiple of num_heads " + std::to_string(heads));
   att_embedding_ = register_module("att_embedding", torch::nn::Linear(embedding_size_, a));
   for (int64_t l = 0; l < ctx.config.get_int("n_layers"); ++l)
-    attention_.push_back(register_module(
-        "attention" + std::to_string(l),
-        torch::nn::MultiheadAttention(
-            torch::nn::MultiheadAttentionOptions(a, heads).dropout(dropout[0]))));
+    attention_.push_back(
+        register_module("attention" + std::to_string(l),
+                        torch::nn::MultiheadAttention(
+                            torch::nn::MultiheadAttentionOptions(a, heads).dropout(dropout[0]))));
   if (!ctx.config.is_null("has_residual") && ctx.config.get_bool("has_residual"))
     residual_ = register_module("residual", torch::nn::Linear(embedding_size_, a));
   att_output_ = register_module("att_output", torch::nn::Linear(num_fields_ * a, 1));
@@ -33,7 +34,7 @@ AutoInt::AutoInt(const ModelContext& ctx) : ContextModel("AutoInt", ctx) {
 }
 
 torch::Tensor AutoInt::logits(const data::Batch& batch) {
-  torch::Tensor e = embed(batch);                              // [B, F, d]
+  torch::Tensor e = embed(batch);                                // [B, F, d]
   torch::Tensor h = att_embedding_->forward(e).transpose(0, 1);  // [F, B, A] (sequence first)
   for (auto& att : attention_) h = std::get<0>(att->forward(h, h, h));
   h = h.transpose(0, 1);
@@ -46,12 +47,27 @@ torch::Tensor AutoInt::logits(const data::Batch& batch) {
 RECBOLE_REGISTER_MODEL(AutoInt) {
   using config::Key;
   using config::KeyType;
-  register_model({"AutoInt",
-                  Task::kContext,
-                  InputType::kPointwise,
-                  "AutoInt: multi-head self-attention over the field embeddings, an MLP and first-order weights",
-                  {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"), Key("attention_size", KeyType::kInt).min(1).help("Width of the attention layers"), Key("n_layers", KeyType::kInt).min(0).help("Number of self-attention layers"), Key("num_heads", KeyType::kInt).min(1).help("Attention heads (attention_size must be a multiple)"), Key("dropout_probs", KeyType::kFloatList).min(0).help("Dropout of the attention, of the MLP, and a third (unused, as RecBole)"), layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"), Key("has_residual", KeyType::kBool).null().help("Add a Linear residual of the embeddings to the attention output (off when null, as RecBole)")},
-                  [](const ModelContext& ctx) { return std::make_shared<AutoInt>(ctx); }});
+  register_model(
+      {"AutoInt",
+       Task::kContext,
+       InputType::kPointwise,
+       "AutoInt: multi-head self-attention over the field embeddings, an MLP and first-order "
+       "weights",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
+        Key("attention_size", KeyType::kInt).min(1).help("Width of the attention layers"),
+        Key("n_layers", KeyType::kInt).min(0).help("Number of self-attention layers"),
+        Key("num_heads", KeyType::kInt)
+            .min(1)
+            .help("Attention heads (attention_size must be a multiple)"),
+        Key("dropout_probs", KeyType::kFloatList)
+            .min(0)
+            .help("Dropout of the attention, of the MLP, and a third (unused, as RecBole)"),
+        layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"),
+        Key("has_residual", KeyType::kBool)
+            .null()
+            .help("Add a Linear residual of the embeddings to the attention output (off when null, "
+                  "as RecBole)")},
+       [](const ModelContext& ctx) { return std::make_shared<AutoInt>(ctx); }});
 }
 
 }  // namespace recbole::models

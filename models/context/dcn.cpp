@@ -39,12 +39,19 @@ torch::Tensor DCN::regularizer() {
 RECBOLE_REGISTER_MODEL(DCN) {
   using config::Key;
   using config::KeyType;
-  register_model({"DCN",
-                  Task::kContext,
-                  InputType::kPointwise,
-                  "DCN: a cross network beside a deep MLP over the concatenated field embeddings",
-                  {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"), layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"), Key("cross_layer_num", KeyType::kInt).min(0).help("Number of cross layers"), Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the model's norm regulariser (added once per batch)"), layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)")},
-                  [](const ModelContext& ctx) { return std::make_shared<DCN>(ctx); }});
+  register_model(
+      {"DCN",
+       Task::kContext,
+       InputType::kPointwise,
+       "DCN: a cross network beside a deep MLP over the concatenated field embeddings",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
+        layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"),
+        Key("cross_layer_num", KeyType::kInt).min(0).help("Number of cross layers"),
+        Key("reg_weight", KeyType::kFloat)
+            .min(0)
+            .help("Weight of the model's norm regulariser (added once per batch)"),
+        layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)")},
+       [](const ModelContext& ctx) { return std::make_shared<DCN>(ctx); }});
 }
 
 }  // namespace recbole::models

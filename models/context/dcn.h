@@ -13,6 +13,7 @@ class DCN : public ContextModel {
   explicit DCN(const ModelContext& ctx);
   torch::Tensor logits(const data::Batch& batch) override;
   torch::Tensor regularizer() override;
+
  private:
   double reg_weight_;
   std::vector<torch::Tensor> w_, b_;

@@ -28,10 +28,12 @@ FFM::FFM(const ModelContext& ctx) : ContextModel("FFM", ctx) {
   for (int64_t k = 0; k < fs; ++k) order.push_back(ts + t + k), seq.push_back(1);
   order_ = register_buffer("order", torch::tensor(order, torch::kInt64));
   seq_mask_ = register_buffer(
-      "seq_mask", torch::tensor(std::vector<int64_t>(seq.begin(), seq.end())).to(torch::kBool).view({1, n, 1}));
+      "seq_mask",
+      torch::tensor(std::vector<int64_t>(seq.begin(), seq.end())).to(torch::kBool).view({1, n, 1}));
   std::vector<int64_t> lv, lp, rv, rp;
   for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = i + 1; j < n; ++j) lv.push_back(j), lp.push_back(i), rv.push_back(i), rp.push_back(j);
+    for (int64_t j = i + 1; j < n; ++j)
+      lv.push_back(j), lp.push_back(i), rv.push_back(i), rp.push_back(j);
   left_view_ = register_buffer("left_view", torch::tensor(lv, torch::kInt64));
   left_pos_ = register_buffer("left_pos", torch::tensor(lp, torch::kInt64));
   right_view_ = register_buffer("right_view", torch::tensor(rv, torch::kInt64));
@@ -44,10 +46,11 @@ torch::Tensor FFM::logits(const data::Batch& batch) {
   torch::Tensor first = views_[0]->forward(batch).index_select(1, order_);
   views.push_back(first);
   for (size_t k = 1; k < views_.size(); ++k)
-    views.push_back(torch::where(seq_mask_, first, views_[k]->forward(batch).index_select(1, order_)));
+    views.push_back(
+        torch::where(seq_mask_, first, views_[k]->forward(batch).index_select(1, order_)));
   torch::Tensor v = torch::stack(views, 1);  // [B, view, n, d]
   using torch::indexing::Slice;
-  torch::Tensor left = v.index({Slice(), left_view_, left_pos_});    // [B, P, d]
+  torch::Tensor left = v.index({Slice(), left_view_, left_pos_});  // [B, P, d]
   torch::Tensor right = v.index({Slice(), right_view_, right_pos_});
   return first_order(batch).squeeze(1) + (left * right).sum({1, 2});
 }
@@ -55,12 +58,17 @@ torch::Tensor FFM::logits(const data::Batch& batch) {
 RECBOLE_REGISTER_MODEL(FFM) {
   using config::Key;
   using config::KeyType;
-  register_model({"FFM",
-                  Task::kContext,
-                  InputType::kPointwise,
-                  "field-aware factorisation machine: one embedding view per field, plus first-order weights",
-                  {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"), Key("fields", KeyType::kMap).null().help("Field map {id: [features]} (only null, every feature its own field, is supported)")},
-                  [](const ModelContext& ctx) { return std::make_shared<FFM>(ctx); }});
+  register_model(
+      {"FFM",
+       Task::kContext,
+       InputType::kPointwise,
+       "field-aware factorisation machine: one embedding view per field, plus first-order weights",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
+        Key("fields", KeyType::kMap)
+            .null()
+            .help("Field map {id: [features]} (only null, every feature its own field, is "
+                  "supported)")},
+       [](const ModelContext& ctx) { return std::make_shared<FFM>(ctx); }});
 }
 
 }  // namespace recbole::models

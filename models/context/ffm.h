@@ -17,8 +17,8 @@ class FFM : public ContextModel {
 
  private:
   std::vector<layers::ContextEmbedding> views_;
-  torch::Tensor order_;       // [n] int64: E position of FFM feature k
-  torch::Tensor seq_mask_;    // [1, n, 1] bool: sequence features (FFM order)
+  torch::Tensor order_;     // [n] int64: E position of FFM feature k
+  torch::Tensor seq_mask_;  // [1, n, 1] bool: sequence features (FFM order)
   torch::Tensor left_view_, left_pos_, right_view_, right_pos_;  // [P] int64
 };
 

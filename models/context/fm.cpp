@@ -13,12 +13,13 @@ torch::Tensor FM::logits(const data::Batch& batch) {
 RECBOLE_REGISTER_MODEL(FM) {
   using config::Key;
   using config::KeyType;
-  register_model({"FM",
-                  Task::kContext,
-                  InputType::kPointwise,
-                  "factorisation machine: first-order weights plus pairwise embedding products",
-                  {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings")},
-                  [](const ModelContext& ctx) { return std::make_shared<FM>(ctx); }});
+  register_model(
+      {"FM",
+       Task::kContext,
+       InputType::kPointwise,
+       "factorisation machine: first-order weights plus pairwise embedding products",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings")},
+       [](const ModelContext& ctx) { return std::make_shared<FM>(ctx); }});
 }
 
 }  // namespace recbole::models

@@ -12,8 +12,8 @@ NFM::NFM(const ModelContext& ctx) : ContextModel("NFM", ctx) {
   bn_ = register_module("bn", torch::nn::BatchNorm1d(embedding_size_));
   mlp_ = register_module("mlp", layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"),
                                                    "sigmoid", /*batch_norm=*/true));
-  predict_ = register_module("predict",
-                             torch::nn::Linear(torch::nn::LinearOptions(sizes.back(), 1).bias(false)));
+  predict_ = register_module(
+      "predict", torch::nn::Linear(torch::nn::LinearOptions(sizes.back(), 1).bias(false)));
   finish();
 }
 
@@ -28,12 +28,15 @@ torch::Tensor NFM::logits(const data::Batch& batch) {
 RECBOLE_REGISTER_MODEL(NFM) {
   using config::Key;
   using config::KeyType;
-  register_model({"NFM",
-                  Task::kContext,
-                  InputType::kPointwise,
-                  "NFM: Bi-interaction pooling, BatchNorm and a sigmoid MLP, plus first-order weights",
-                  {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"), layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"), layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)")},
-                  [](const ModelContext& ctx) { return std::make_shared<NFM>(ctx); }});
+  register_model(
+      {"NFM",
+       Task::kContext,
+       InputType::kPointwise,
+       "NFM: Bi-interaction pooling, BatchNorm and a sigmoid MLP, plus first-order weights",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
+        layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"),
+        layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)")},
+       [](const ModelContext& ctx) { return std::make_shared<NFM>(ctx); }});
 }
 
 }  // namespace recbole::models

@@ -20,8 +20,8 @@ PNN::PNN(const ModelContext& ctx)
   std::vector<int64_t> sizes{num_fields_ * embedding_size_ + (use_inner_ ? pairs : 0) +
                              (use_outer_ ? pairs : 0)};
   for (int64_t h : ctx.config.get_int_list("mlp_hidden_size")) sizes.push_back(h);
-  mlp_ = register_module(
-      "mlp", layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));
+  mlp_ = register_module("mlp",
+                         layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));
   predict_ = register_module("predict", torch::nn::Linear(sizes.back(), 1));
   if (use_outer_) {
     torch::NoGradGuard no_grad;
@@ -55,12 +55,21 @@ torch::Tensor PNN::regularizer() {
 RECBOLE_REGISTER_MODEL(PNN) {
   using config::Key;
   using config::KeyType;
-  register_model({"PNN",
-                  Task::kContext,
-                  InputType::kPointwise,
-                  "PNN: an MLP over the field embeddings and their pairwise inner (and outer) products",
-                  {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"), layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"), layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)"), Key("use_inner", KeyType::kBool).help("Add the inner products of the field pairs"), Key("use_outer", KeyType::kBool).help("Add the outer-product (kernel) terms of the field pairs"), Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the model's norm regulariser (added once per batch)")},
-                  [](const ModelContext& ctx) { return std::make_shared<PNN>(ctx); }});
+  register_model(
+      {"PNN",
+       Task::kContext,
+       InputType::kPointwise,
+       "PNN: an MLP over the field embeddings and their pairwise inner (and outer) products",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
+        layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"),
+        layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)"),
+        Key("use_inner", KeyType::kBool).help("Add the inner products of the field pairs"),
+        Key("use_outer", KeyType::kBool)
+            .help("Add the outer-product (kernel) terms of the field pairs"),
+        Key("reg_weight", KeyType::kFloat)
+            .min(0)
+            .help("Weight of the model's norm regulariser (added once per batch)")},
+       [](const ModelContext& ctx) { return std::make_shared<PNN>(ctx); }});
 }
 
 }  // namespace recbole::models

@@ -13,6 +13,7 @@ class PNN : public ContextModel {
   explicit PNN(const ModelContext& ctx);
   torch::Tensor logits(const data::Batch& batch) override;
   torch::Tensor regularizer() override;
+
  private:
   bool use_inner_, use_outer_;
   double reg_weight_;

@@ -9,8 +9,8 @@ namespace recbole::models {
 WideDeep::WideDeep(const ModelContext& ctx) : ContextModel("WideDeep", ctx) {
   std::vector<int64_t> sizes{num_fields_ * embedding_size_};
   for (int64_t h : ctx.config.get_int_list("mlp_hidden_size")) sizes.push_back(h);
-  mlp_ = register_module(
-      "mlp", layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));
+  mlp_ = register_module("mlp",
+                         layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));
   predict_ = register_module("predict", torch::nn::Linear(sizes.back(), 1));
   finish();
 }
@@ -23,12 +23,15 @@ torch::Tensor WideDeep::logits(const data::Batch& batch) {
 RECBOLE_REGISTER_MODEL(WideDeep) {
   using config::Key;
   using config::KeyType;
-  register_model({"WideDeep",
-                  Task::kContext,
-                  InputType::kPointwise,
-                  "Wide&Deep: first-order weights (the wide part) plus an MLP over the field embeddings",
-                  {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"), layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"), layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)")},
-                  [](const ModelContext& ctx) { return std::make_shared<WideDeep>(ctx); }});
+  register_model(
+      {"WideDeep",
+       Task::kContext,
+       InputType::kPointwise,
+       "Wide&Deep: first-order weights (the wide part) plus an MLP over the field embeddings",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
+        layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"),
+        layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)")},
+       [](const ModelContext& ctx) { return std::make_shared<WideDeep>(ctx); }});
 }
 
 }  // namespace recbole::models

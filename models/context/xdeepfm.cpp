@@ -49,8 +49,8 @@ XDeepFM::XDeepFM(const ModelContext& ctx)
   std::vector<int64_t> sizes{num_fields_ * embedding_size_};
   for (int64_t h : ctx.config.get_int_list("mlp_hidden_size")) sizes.push_back(h);
   sizes.push_back(1);
-  mlp_ = register_module(
-      "mlp", layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));
+  mlp_ = register_module("mlp",
+                         layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));
   finish();
 }
 
@@ -89,12 +89,22 @@ torch::Tensor XDeepFM::regularizer() {
 RECBOLE_REGISTER_MODEL(xDeepFM) {
   using config::Key;
   using config::KeyType;
-  register_model({"xDeepFM",
-                  Task::kContext,
-                  InputType::kPointwise,
-                  "xDeepFM: a compressed interaction network and an MLP over the field embeddings, plus first-order weights",
-                  {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"), layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"), Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the model's norm regulariser (added once per batch)"), layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)"), Key("direct", KeyType::kBool).help("Every CIN layer feeds both the next layer and the output (no split)"), layers::sizes_key("cin_layer_size").help("Widths of the CIN layers")},
-                  [](const ModelContext& ctx) { return std::make_shared<XDeepFM>(ctx); }});
+  register_model(
+      {"xDeepFM",
+       Task::kContext,
+       InputType::kPointwise,
+       "xDeepFM: a compressed interaction network and an MLP over the field embeddings, plus "
+       "first-order weights",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
+        layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"),
+        Key("reg_weight", KeyType::kFloat)
+            .min(0)
+            .help("Weight of the model's norm regulariser (added once per batch)"),
+        layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)"),
+        Key("direct", KeyType::kBool)
+            .help("Every CIN layer feeds both the next layer and the output (no split)"),
+        layers::sizes_key("cin_layer_size").help("Widths of the CIN layers")},
+       [](const ModelContext& ctx) { return std::make_shared<XDeepFM>(ctx); }});
 }
 
 }  // namespace recbole::models

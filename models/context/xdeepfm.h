@@ -19,9 +19,9 @@ class XDeepFM : public ContextModel {
  private:
   bool direct_;
   double reg_weight_;
-  std::vector<int64_t> sizes_;           // CIN layer widths (even unless direct)
-  std::vector<torch::Tensor> conv_w_;    // [h_k, H_{k-1}·F]
-  std::vector<torch::Tensor> conv_b_;    // [h_k]
+  std::vector<int64_t> sizes_;         // CIN layer widths (even unless direct)
+  std::vector<torch::Tensor> conv_w_;  // [h_k, H_{k-1}·F]
+  std::vector<torch::Tensor> conv_b_;  // [h_k]
   torch::nn::Linear cin_linear_{nullptr};
   layers::ContextMLP mlp_{nullptr};
 };

@@ -63,8 +63,7 @@ torch::Tensor pool(const torch::Tensor& e, const torch::Tensor& mask, bool sum) 
 
 }  // namespace
 
-ContextEmbeddingImpl::ContextEmbeddingImpl(const ContextFields& fields, int64_t width,
-                                           bool seq_sum)
+ContextEmbeddingImpl::ContextEmbeddingImpl(const ContextFields& fields, int64_t width, bool seq_sum)
     : fields_(fields), width_(width), seq_sum_(seq_sum) {
   int64_t n = 0;
   if (!fields_.token.empty()) {
@@ -116,7 +115,8 @@ torch::Tensor ContextEmbeddingImpl::forward(const data::Batch& batch) {
   }
   if (!fields_.float_fields.empty()) {
     std::vector<torch::Tensor> values;
-    for (const data::FeatureSpec& f : fields_.float_fields) values.push_back(feature(batch, f.name));
+    for (const data::FeatureSpec& f : fields_.float_fields)
+      values.push_back(feature(batch, f.name));
     torch::Tensor v = torch::stack(values, 1);  // [B, n_float]
     // Not discretised: every value uses row 1 of its field.
     torch::Tensor rows = float_table_->weight.index_select(0, float_offsets_ + 1);  // [n_float, w]
@@ -139,8 +139,8 @@ ContextMLPImpl::ContextMLPImpl(std::vector<int64_t> sizes, double dropout, std::
     : dropout_(dropout), activation_(std::move(activation)) {
   check_activation(activation_, "activation");
   for (size_t k = 0; k + 1 < sizes.size(); ++k) {
-    linears_.push_back(register_module("linear" + std::to_string(k),
-                                       torch::nn::Linear(sizes[k], sizes[k + 1])));
+    linears_.push_back(
+        register_module("linear" + std::to_string(k), torch::nn::Linear(sizes[k], sizes[k + 1])));
     if (batch_norm)
       norms_.push_back(
           register_module("bn" + std::to_string(k), torch::nn::BatchNorm1d(sizes[k + 1])));

@@ -155,8 +155,9 @@ double gauc(const ValueRecords& records) {
     if (positives == 0 || negatives == 0) {
       ++one_class;
     } else {
-      const double user_auc = static_cast<double>(twice_pairs) /
-                              (2.0 * static_cast<double>(positives) * static_cast<double>(negatives));
+      const double user_auc =
+          static_cast<double>(twice_pairs) /
+          (2.0 * static_cast<double>(positives) * static_cast<double>(negatives));
       weighted += static_cast<double>(positives) * user_auc;
       weight += static_cast<double>(positives);
     }

@@ -15,10 +15,10 @@ namespace recbole::evaluator {
 // The rows of the labeled mode, in any order (the metrics do not depend on it, up to the
 // rounding of sums).
 struct ValueRecords {
-  std::vector<float> scores;  // [n] the model's prediction (a probability for LogLoss)
-  std::vector<float> labels;  // [n] the row's label; AUC's positives are the rows whose label is
-                              // exactly 1, every other label a negative; LogLoss, MAE and RMSE
-                              // use the label as given (soft labels work)
+  std::vector<float> scores;   // [n] the model's prediction (a probability for LogLoss)
+  std::vector<float> labels;   // [n] the row's label; AUC's positives are the rows whose label is
+                               // exactly 1, every other label a negative; LogLoss, MAE and RMSE
+                               // use the label as given (soft labels work)
   std::vector<int64_t> users;  // [n] the row's user (GAUC); empty when not collected
 
   int64_t size() const { return static_cast<int64_t>(scores.size()); }
@@ -48,11 +48,11 @@ double mean_absolute_error(const ValueRecords& records);
 double root_mean_squared_error(const ValueRecords& records);
 
 // Computes every value metric of `metrics` (names in any case, each of the registry's kValue
-// rows: AUC, LogLoss, MAE, RMSE, and GAUC, which needs records.users) in the order given, with lowercase keys ("auc", "logloss"); a
-// repeated name gives one key (first position). Values are rounded to `decimal_place` decimals
-// like Python's round(). Throws recbole::ConfigError for an unknown metric, a ranking metric (the
-// message says which mode computes it) or a negative decimal_place; std::invalid_argument when
-// the records are inconsistent.
+// rows: AUC, LogLoss, MAE, RMSE, and GAUC, which needs records.users) in the order given, with
+// lowercase keys ("auc", "logloss"); a repeated name gives one key (first position). Values are
+// rounded to `decimal_place` decimals like Python's round(). Throws recbole::ConfigError for an
+// unknown metric, a ranking metric (the message says which mode computes it) or a negative
+// decimal_place; std::invalid_argument when the records are inconsistent.
 std::vector<std::pair<std::string, double>> compute_value_metrics(
     const std::vector<std::string>& metrics, const ValueRecords& records, int decimal_place);
 

@@ -18,7 +18,8 @@ namespace {
 // [n, L] of a sequence column, right-padded: L = the longest row (at least 1).
 int64_t longest(const data::Column& c) {
   int64_t l = 0;
-  for (size_t r = 0; r + 1 < c.offsets.size(); ++r) l = std::max(l, c.offsets[r + 1] - c.offsets[r]);
+  for (size_t r = 0; r + 1 < c.offsets.size(); ++r)
+    l = std::max(l, c.offsets[r + 1] - c.offsets[r]);
   return l;
 }
 
@@ -165,8 +166,13 @@ ContextPipeline::ContextPipeline(const config::Config& config, const data::Datas
       split_(split),
       n_users_(dataset.n_users()),
       n_items_(dataset.n_items()),
-      rows_{dataset.inter_users(), dataset.inter_items(), labels_, user_features_,
-            item_features_, inter_features_, dataset.options().uid_field,
+      rows_{dataset.inter_users(),
+            dataset.inter_items(),
+            labels_,
+            user_features_,
+            item_features_,
+            inter_features_,
+            dataset.options().uid_field,
             dataset.options().iid_field},
       train_(dataset.n_users(), dataset.n_items(), split.train.users, split.train.items),
       item_count_(static_cast<size_t>(dataset.n_items()), 0),
@@ -191,16 +197,21 @@ ContextPipeline::ContextPipeline(const config::Config& config, const data::Datas
         found = true;
         if (!t->column(name).is_float_like())
           throw ConfigError(config.source("numerical_features") + ": numerical_features: " + name +
-                            " is a " + data::field_type_name(t->column(name).type) +
-                            " field of " + t->source() + "; expected float or float_seq fields");
+                            " is a " + data::field_type_name(t->column(name).type) + " field of " +
+                            t->source() + "; expected float or float_seq fields");
       }
     if (!found)
-      throw ConfigError(config.source("numerical_features") + ": numerical_features: no loaded "
-                        "field " + name + " (loaded: " + [&] {
+      throw ConfigError(config.source("numerical_features") +
+                        ": numerical_features: no loaded "
+                        "field " +
+                        name + " (loaded: " +
+                        [&] {
                           std::string s;
-                          for (const std::string& f : dataset.field_names()) s += (s.empty() ? "" : ", ") + f;
+                          for (const std::string& f : dataset.field_names())
+                            s += (s.empty() ? "" : ", ") + f;
                           return s;
-                        }() + ")");
+                        }() +
+                        ")");
   }
   schema_.uid_field = opt.uid_field;
   schema_.iid_field = opt.iid_field;
@@ -234,8 +245,8 @@ ContextPipeline::ContextPipeline(const config::Config& config, const data::Datas
     if (name == opt.uid_field) spec.num = n_users_;
     if (name == opt.iid_field) spec.num = n_items_;
     spec.seq_len = c.is_seq() ? std::max<int64_t>(longest(c), 1) : 0;
-    spec.numerical = c.is_float_like() &&
-                     std::find(numerical.begin(), numerical.end(), name) != numerical.end();
+    spec.numerical =
+        c.is_float_like() && std::find(numerical.begin(), numerical.end(), name) != numerical.end();
     if (store && spec.is_input()) store->add(spec, c);
     schema_.fields.push_back(spec);
   }
@@ -247,13 +258,17 @@ ContextPipeline::ContextPipeline(const config::Config& config, const data::Datas
   log::info("context features: " + fields);
 }
 
+TaskPipeline::SplitSizes ContextPipeline::split_sizes() const {
+  return {split_.train.size(), split_.valid.size(), split_.test.size(), "labelled rows"};
+}
+
 models::ModelContext ContextPipeline::model_context(const DeviceManager& device) const {
   return models::ModelContext{config_, n_users_, n_items_, train_, device, &schema_};
 }
 
 std::unique_ptr<TrainingSource> ContextPipeline::training_source(models::InputType input,
-                                                                 const std::string& model,
-                                                                 int rank, int world_size) const {
+                                                                 const std::string& model, int rank,
+                                                                 int world_size) const {
   if (input != models::InputType::kPointwise)
     throw ConfigError("model: " + model + " is a context model of input type " +
                       models::input_type_name(input) +

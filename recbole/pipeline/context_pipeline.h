@@ -95,9 +95,7 @@ class ContextPipeline : public TaskPipeline {
   const evaluator::EvaluationSource& test() const override { return test_; }
   const std::vector<int64_t>& item_train_count() const override { return item_count_; }
   int64_t n_items() const override { return n_items_; }
-  SplitSizes split_sizes() const override {
-    return {split_.train.size(), split_.valid.size(), split_.test.size(), "labelled rows"};
-  }
+  SplitSizes split_sizes() const override;
 
   const data::FeatureSchema& schema() const { return schema_; }
   // Labels of the dataset rows ([n_inters]).

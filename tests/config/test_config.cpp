@@ -624,7 +624,8 @@ TEST_CASE("metric names come from the evaluator's registry", "[config][metrics]"
         "RMSE, with GAUC beside either), not both, got \"AUC\"");
   // GAUC goes with either kind: per user from the labelled rows in the labeled mode.
   CHECK_THAT(err({{"metrics", "[GAUC, LogLoss]"}}), Catch::Contains("labeled evaluation mode"));
-  CHECK(err({{"metrics", "[GAUC, LogLoss]"}, {"valid_metric", "GAUC"},
+  CHECK(err({{"metrics", "[GAUC, LogLoss]"},
+             {"valid_metric", "GAUC"},
              {"eval_args", "{mode: labeled}"}}) == "");
   CHECK(err({{"valid_metric", "AUC@10"}}) ==
         "API override: valid_metric: expected AUC without @k (a value metric), got \"AUC@10\"");

@@ -76,7 +76,8 @@ struct ContextRun {
 
 }  // namespace
 
-TEST_CASE("every context model satisfies the context model contract", "[models][contract][context]") {
+TEST_CASE("every context model satisfies the context model contract",
+          "[models][contract][context]") {
   for (const auto& descriptor : recbole::models::registered_models()) {
     if (descriptor.task != recbole::models::Task::kContext) continue;
     const std::string& name = descriptor.name;
@@ -92,10 +93,11 @@ TEST_CASE("every context model satisfies the context model contract", "[models][
       CHECK(s.min().item<float>() >= 0.0f);
       CHECK(s.max().item<float>() <= 1.0f);
       CHECK(s.std().item<float>() > 0.0f);  // the features reach the score
-      CHECK_THROWS_AS(m->full_sort_predict(run.device.place(
-                          static_cast<const recbole::evaluator::LabeledSource&>(run.pipeline.valid())
-                              .batch(0))),
-                      recbole::ConfigError);
+      CHECK_THROWS_AS(
+          m->full_sort_predict(run.device.place(
+              static_cast<const recbole::evaluator::LabeledSource&>(run.pipeline.valid())
+                  .batch(0))),
+          recbole::ConfigError);
 
       // A fixed seed repeats exactly.
       std::shared_ptr<Model> again = run.trained();

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include <torch/torch.h>
@@ -44,8 +44,8 @@ struct Loaded {
   explicit Loaded(Config c)
       : config(std::move(c)),
         dataset(recbole::data::Dataset::load(recbole::data::DatasetOptions::from_config(config))),
-        split(recbole::data::split_dataset(
-            dataset, recbole::data::DatasetOptions::from_config(config))) {}
+        split(recbole::data::split_dataset(dataset,
+                                           recbole::data::DatasetOptions::from_config(config))) {}
 };
 
 int64_t positives(const std::vector<float>& labels, const std::vector<int64_t>& rows) {
@@ -105,7 +105,7 @@ TEST_CASE("a context model on ml-100k gets RecBole's preset, labels, splits and 
 
   const recbole::data::FeatureSchema& s = p.schema();
   const std::vector<std::pair<std::string, int64_t>> sizes = {
-      {"user_id", 944}, {"item_id", 1683},      {"age", 62},  {"gender", 3},
+      {"user_id", 944},   {"item_id", 1683},    {"age", 62},  {"gender", 3},
       {"occupation", 22}, {"release_year", 74}, {"class", 20}};
   for (const auto& [name, num] : sizes) {
     INFO(name);
@@ -150,12 +150,13 @@ TEST_CASE("context data errors name the file, line, column or key", "[pipeline][
   SECTION("a token_seq cell beyond the length limit") {
     std::string cell;
     for (int64_t k = 0; k <= recbole::data::kMaxSequenceLength; ++k) cell += "g ";
-    TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n",
-                  "", "item_id:token\tclass:token_seq\n1\t" + cell + "\n");
+    TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n", "",
+                  "item_id:token\tclass:token_seq\n1\t" + cell + "\n");
     const std::string msg = error_of([&] {
-      Loaded l(context_config("FM", "ctx", d.path(),
-                              {{"threshold", "{rating: 4}"},
-                               {"load_col", "{inter: [user_id, item_id, rating], item: [item_id, class]}"}}));
+      Loaded l(context_config(
+          "FM", "ctx", d.path(),
+          {{"threshold", "{rating: 4}"},
+           {"load_col", "{inter: [user_id, item_id, rating], item: [item_id, class]}"}}));
     });
     CHECK(msg.find("ctx.item:2") != std::string::npos);
     CHECK(msg.find("class:token_seq") != std::string::npos);
@@ -164,9 +165,10 @@ TEST_CASE("context data errors name the file, line, column or key", "[pipeline][
     TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n",
                   "user_id:token\tincome:float\n1\tlots\n");
     const std::string msg = error_of([&] {
-      Loaded l(context_config("FM", "ctx", d.path(),
-                              {{"threshold", "{rating: 4}"},
-                               {"load_col", "{inter: [user_id, item_id, rating], user: [user_id, income]}"}}));
+      Loaded l(context_config(
+          "FM", "ctx", d.path(),
+          {{"threshold", "{rating: 4}"},
+           {"load_col", "{inter: [user_id, item_id, rating], user: [user_id, income]}"}}));
     });
     CHECK(msg.find("ctx.user:2") != std::string::npos);
     CHECK(msg.find("income") != std::string::npos);
@@ -175,9 +177,10 @@ TEST_CASE("context data errors name the file, line, column or key", "[pipeline][
     TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n",
                   "user_id:token\tage:token\n1\t20\n");
     const std::string msg = error_of([&] {
-      Loaded l(context_config("FM", "ctx", d.path(),
-                              {{"threshold", "{rating: 4}"},
-                               {"load_col", "{inter: [user_id, item_id, rating], user: [user_id, gender]}"}}));
+      Loaded l(context_config(
+          "FM", "ctx", d.path(),
+          {{"threshold", "{rating: 4}"},
+           {"load_col", "{inter: [user_id, item_id, rating], user: [user_id, gender]}"}}));
     });
     CHECK(msg.find("ctx.user") != std::string::npos);
     CHECK(msg.find("gender") != std::string::npos);
@@ -185,16 +188,17 @@ TEST_CASE("context data errors name the file, line, column or key", "[pipeline][
   SECTION("a threshold on a field that does not exist") {
     TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n");
     const std::string msg = error_of([&] {
-      Loaded l(context_config("FM", "ctx", d.path(),
-                              {{"threshold", "{score: 4}"},
-                               {"load_col", "{inter: [user_id, item_id, rating]}"}}));
+      Loaded l(context_config(
+          "FM", "ctx", d.path(),
+          {{"threshold", "{score: 4}"}, {"load_col", "{inter: [user_id, item_id, rating]}"}}));
     });
     CHECK(msg.find("threshold") != std::string::npos);
     CHECK(msg.find("score") != std::string::npos);
   }
   SECTION("no label at all") {
     TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n2\t1\t3\n");
-    Loaded l(context_config("FM", "ctx", d.path(), {{"load_col", "{inter: [user_id, item_id, rating]}"}}));
+    Loaded l(context_config("FM", "ctx", d.path(),
+                            {{"load_col", "{inter: [user_id, item_id, rating]}"}}));
     const std::string msg =
         error_of([&] { recbole::pipeline::ContextPipeline p(l.config, l.dataset, l.split); });
     CHECK(msg.find("label") != std::string::npos);
@@ -208,7 +212,8 @@ TEST_CASE("context data errors name the file, line, column or key", "[pipeline][
     CHECK(msg.find("NDCG is a ranking metric") != std::string::npos);
   }
   SECTION("AUC beside ranking metrics is refused by the config") {
-    CHECK_THROWS_AS(context_config("FM", "ml-100k", shared_datasets(), {{"metrics", "[AUC, NDCG]"}}),
-                    recbole::ConfigError);
+    CHECK_THROWS_AS(
+        context_config("FM", "ml-100k", shared_datasets(), {{"metrics", "[AUC, NDCG]"}}),
+        recbole::ConfigError);
   }
 }

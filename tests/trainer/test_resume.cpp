@@ -199,8 +199,9 @@ TEST_CASE("every trainable model stopped part-way through an epoch resumes bit f
       {"NCL", {{"num_clusters", "8"}}}};
   for (const auto& d : recbole::models::registered_models()) {
     if (d.input == recbole::models::InputType::kFitOnce) continue;
-    // Sequential models: test_sequential_resume.cpp (their pipeline is not the general one).
-    if (d.task == recbole::models::Task::kSequential) continue;
+    // Sequential and context models: test_task_resume.cpp (their pipelines are not the general
+    // one).
+    if (d.task != recbole::models::Task::kGeneral) continue;
     DYNAMIC_SECTION(d.name) {
       const auto extra = fit_tiny.count(d.name)
                              ? fit_tiny.at(d.name)

@@ -1,0 +1,174 @@
+// A sequential or context model stopped part-way through an epoch and resumed ends bit for bit
+// where the uninterrupted run ends: the next-item source skips the batches done, negatives
+// included; the labelled-row source skips its rows in the epoch's order. (The general models:
+// test_resume.cpp.)
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <filesystem>
+#include <functional>
+
+#include <torch/torch.h>
+
+#include "models/model.h"
+#include "recbole/data/dataset.h"
+#include "recbole/data/sequence_store.h"
+#include "recbole/data/split.h"
+#include "recbole/evaluator/evaluator.h"
+#include "recbole/pipeline/context_pipeline.h"
+#include "recbole/pipeline/sequential_pipeline.h"
+#include "recbole/utils/dist.h"
+#include "recbole/utils/stop_signal.h"
+#include "tests/models/model_fixture.h"
+#include "trainer/trainer.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+recbole::data::SequenceStore sequences(int64_t max_len) {
+  std::vector<int32_t> users, items;
+  for (int32_t u = 1; u < 40; ++u)
+    for (int32_t k = 0; k < 4 + u % 6; ++k)
+      users.push_back(u), items.push_back(1 + (u * 7 + k * (1 + u % 4)) % 29);
+  recbole::data::EvalArgs ea;
+  ea.split = recbole::data::EvalArgs::SplitKind::kLeaveOneOut;
+  ea.order = "TO";
+  return recbole::data::SequenceStore::from_ordered(40, users, items, ea, max_len);
+}
+
+// Asks the run to stop when the `stop_at`-th batch is handed out.
+class StopAt : public recbole::pipeline::TrainingSource {
+ public:
+  StopAt(std::unique_ptr<TrainingSource> inner, int64_t stop_at)
+      : inner_(std::move(inner)), stop_at_(stop_at) {}
+  void start_epoch(int64_t epoch) override { inner_->start_epoch(epoch); }
+  bool next(recbole::data::Batch& batch) override {
+    if (!inner_->next(batch)) return false;
+    if (++handed_ == stop_at_) recbole::request_stop(SIGTERM);
+    return true;
+  }
+  int64_t batches_per_epoch() const override { return inner_->batches_per_epoch(); }
+  void skip_batches(int64_t n) override { inner_->skip_batches(n); }
+
+ private:
+  std::unique_ptr<TrainingSource> inner_;
+  int64_t stop_at_, handed_ = 0;
+};
+
+struct Outcome {
+  std::vector<torch::Tensor> params;
+  recbole::trainer::FitResult fit;
+};
+
+// Trains `model` through `task` from seed 11; stops after the `stop_at`-th batch (0: never);
+// resumes from `resume` when given.
+Outcome run(const recbole::config::Config& config, const recbole::pipeline::TaskPipeline& task,
+            int64_t stop_at, const std::string& resume) {
+  recbole::clear_stop_request();
+  recbole::DeviceSettings settings;
+  settings.device = "cpu";
+  recbole::DeviceManager dm(settings);
+  recbole::Dist dist;
+  dm.seed(11);
+  const std::string& model = config.model();
+  auto m = recbole::models::create_model(model, task.model_context(dm));
+  std::unique_ptr<recbole::pipeline::TrainingSource> source =
+      task.training_source(m->input_type(), model, 0, 1);
+  if (stop_at > 0) source = std::make_unique<StopAt>(std::move(source), stop_at);
+  recbole::evaluator::Evaluator ev(recbole::evaluator::evaluator_settings_from_config(config), dm,
+                                   dist, task.n_items(), task.item_train_count());
+  recbole::trainer::Trainer trainer(config, *m, dm, dist, source.get(), ev,
+                                    {task.valid(), task.test()});
+  if (!resume.empty()) trainer.resume(resume);
+  Outcome o;
+  o.fit = trainer.fit();
+  recbole::clear_stop_request();
+  for (const auto& p : m->parameters()) o.params.push_back(p.detach().clone());
+  return o;
+}
+
+// The whole run, a run stopped after `stop_at` batches and its resumption end the same.
+void check_resumes(const std::string& name,
+                   const std::function<recbole::config::Config(const std::string&)>& config_in,
+                   const std::function<Outcome(const recbole::config::Config&, int64_t,
+                                               const std::string&)>& train,
+                   int64_t stop_at) {
+  const fs::path dir = fs::temp_directory_path() / ("recbole-task-resume-" + name);
+  fs::remove_all(dir);
+  const Outcome whole = train(config_in((dir / "whole").string()), 0, "");
+  const recbole::config::Config stop_config = config_in((dir / "stopped").string());
+  const Outcome stopped = train(stop_config, stop_at, "");
+  REQUIRE(stopped.fit.stop_signal == SIGTERM);
+  const Outcome resumed = train(stop_config, 0, stopped.fit.resume_path);
+  REQUIRE(whole.params.size() == resumed.params.size());
+  for (size_t k = 0; k < whole.params.size(); ++k)
+    CHECK(torch::equal(whole.params[k], resumed.params[k]));
+  REQUIRE(whole.fit.history.size() == resumed.fit.history.size());
+  for (size_t k = 0; k < whole.fit.history.size(); ++k) {
+    CHECK(whole.fit.history[k].train_loss == resumed.fit.history[k].train_loss);
+    CHECK(whole.fit.history[k].valid_score == resumed.fit.history[k].valid_score);
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+
+TEST_CASE("a sequential model stopped mid-epoch resumes bit for bit",
+          "[trainer][resume][sequential]") {
+  for (const char* model : {"GRU4Rec", "SASRec"})
+    for (const char* loss : {"CE", "BPR"}) {
+      DYNAMIC_SECTION(model << " " << loss) {
+        auto config_in = [&](const std::string& dir) {
+          return recbole::testing::model_config(model, {{"epochs", "3"},
+                                                        {"train_batch_size", "32"},
+                                                        {"stopping_step", "100"},
+                                                        {"show_progress", "false"},
+                                                        {"MAX_ITEM_LIST_LENGTH", "5"},
+                                                        {"loss_type", loss},
+                                                        {"checkpoint_dir", dir}});
+        };
+        auto train = [](const recbole::config::Config& config, int64_t stop_at,
+                        const std::string& resume) {
+          const recbole::pipeline::SequentialPipeline task(config, sequences(5), 40, 30);
+          return run(config, task, stop_at, resume);
+        };
+        check_resumes(std::string(model) + "-" + loss, config_in, train, 5);  // after batch 5
+      }
+    }
+}
+
+TEST_CASE("every context model stopped mid-epoch resumes bit for bit",
+          "[trainer][resume][context]") {
+  for (const auto& d : recbole::models::registered_models()) {
+    if (d.task != recbole::models::Task::kContext) continue;
+    DYNAMIC_SECTION(d.name) {
+      // ml-100k's ratings of 1 and 5 only (labels 0 and 1), 8192 rows a batch: 3 batches an
+      // epoch, stopped after the fifth (the second of the second epoch).
+      auto config_in = [&](const std::string& dir) {
+        recbole::config::ConfigSources s;
+        s.model = d.name;
+        s.dataset = "ml-100k";
+        s.api_overrides = {{"data_path", std::string(RECBOLE_SHARED_DIR) + "/datasets"},
+                           {"val_interval", "{rating: \"[1,1];[5,5]\"}"},
+                           {"epochs", "2"},
+                           {"train_batch_size", "8192"},
+                           {"eval_batch_size", "8192"},
+                           {"stopping_step", "100"},
+                           {"show_progress", "false"},
+                           {"checkpoint_dir", dir}};
+        return recbole::config::Config::build(s);
+      };
+      auto train = [](const recbole::config::Config& config, int64_t stop_at,
+                      const std::string& resume) {
+        const auto options = recbole::data::DatasetOptions::from_config(config);
+        const recbole::data::Dataset dataset = recbole::data::Dataset::load(options);
+        const recbole::data::SplitDataset split = recbole::data::split_dataset(dataset, options);
+        const recbole::pipeline::ContextPipeline task(config, dataset, split);
+        return run(config, task, stop_at, resume);
+      };
+      check_resumes(d.name, config_in, train, 5);
+    }
+  }
+}
