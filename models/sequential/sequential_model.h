@@ -30,6 +30,9 @@ class SequentialModel : public Model {
   static constexpr int64_t kMicroBatch = 512;
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
   torch::Tensor predict(const data::Batch& batch) override;
+  // A sequence is all a sequential model reads (the serving side builds item_seq from a
+  // caller's history); one that also reads the user (FPMC) says false.
+  bool scores_from_history() const override { return true; }
 
  protected:
   // Lookups of the item table with RecBole's padding_idx 0 (no gradient to row 0 through them).

@@ -9,6 +9,7 @@
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
 #include "recbole/pipeline/task_pipeline.h"
+#include "recbole/serving/sequential_serving.h"
 #include "recbole/utils/device_manager.h"
 #include "recbole/utils/error.h"
 #include "trainer/resume_checkpoint.h"
@@ -34,7 +35,9 @@ void put_hooks(models::Task task, TaskServingHooks hooks) {
 // The serving hooks of the task families shipped with recbole-cpp, one put_hooks(task, hooks)
 // per family (static libraries drop self-registering objects, as for the models). The general
 // task needs none.
-void register_builtin_task_serving() {}
+void register_builtin_task_serving() {
+  put_hooks(models::Task::kSequential, sequential_serving_hooks());
+}
 
 void ensure_builtin_hooks() {
   static std::once_flag once;
@@ -109,6 +112,15 @@ models::ModelContext TaskServing::model_context(const config::Config& config,
 data::Batch TaskServing::user_batch(const std::vector<int64_t>& users) const {
   data::Batch b;
   b.users = data::id_tensor(users);
+  return b;
+}
+
+data::Batch TaskServing::history_batch(const std::vector<int32_t>& history, int64_t n_items) const {
+  data::Batch b;
+  b.users = torch::zeros({1}, torch::kInt64);
+  b.history = torch::zeros({1, n_items}, torch::kFloat32);
+  float* h = b.history.data_ptr<float>();
+  for (int32_t i : history) h[i] = 1.0f;
   return b;
 }
 
@@ -293,7 +305,7 @@ std::unique_ptr<TaskServing> load_task_serving(torch::serialize::InputArchive& t
     throw Error("checkpoint " + path + " is of task \"" + section.task +
                 "\", which this recbole-cpp does not know");
   const TaskServingHooks hooks = hooks_of(*task);
-  if (hooks.load) return hooks.load(task_section, section);
+  if (hooks.load) return hooks.load(task_section, section, path);
   // The default query side sends users only: right for the general task, not for a family
   // whose models read other columns (sequences, features) and which registered no hooks.
   if (*task != models::Task::kGeneral)

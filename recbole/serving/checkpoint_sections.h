@@ -99,15 +99,20 @@ class TaskServing {
                                              const DeviceManager& device) const;
   // The query batch scoring these known users (CPU tensors): by default batch.users.
   virtual data::Batch user_batch(const std::vector<int64_t>& users) const;
+  // The one-row query batch scoring a user the model never saw from an item history given by a
+  // caller (ids in [1, n_items), in the caller's order), for a model whose scores_from_history()
+  // is true: by default batch.history [1, n_items] 0/1 float32 and the padding user 0.
+  virtual data::Batch history_batch(const std::vector<int32_t>& history, int64_t n_items) const;
 };
 
 struct TaskServingHooks {
   // At training time: the task section's writer for this pipeline (called once by
   // serving_section_writer; the closure must hold only what never changes). Empty: no section.
   std::function<SectionWriter(const pipeline::TaskPipeline&)> prepare;
-  // At load time: the query side, from the task section (`task` in the layout above).
+  // At load time: the query side, from the task section (`task` in the layout above); `path`
+  // names the checkpoint in errors.
   std::function<std::unique_ptr<TaskServing>(torch::serialize::InputArchive& section,
-                                             const ServingSection& common)>
+                                             const ServingSection& common, const std::string& path)>
       load;
 };
 

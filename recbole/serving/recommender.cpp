@@ -426,8 +426,6 @@ std::vector<int32_t> Recommender::item_ids(const std::vector<std::string>& items
     else if (unknown != nullptr)
       unknown->push_back(t);
   }
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   return ids;
 }
 
@@ -442,21 +440,20 @@ Recommender::IdList Recommender::recommend_history_ids(const std::vector<int32_t
              ? "it is a factor model, whose users are its own trained parameters"
              : "its scores need the user's own trained parameters") +
         " (models that can: EASE, SLIMElastic, ADMMSLIM, ItemKNN with knn_method item, "
-        "MultiVAE, MultiDAE, RecVAE, MacridVAE, Pop)");
+        "MultiVAE, MultiDAE, RecVAE, MacridVAE, Pop, and the sequential models but FPMC)");
   for (int32_t i : history)
     if (i < 1 || i >= m.n_items)
       throw Error("item id " + std::to_string(i) + " is out of range [1, " +
                   std::to_string(m.n_items) + ")");
   float* row = scratch(m.n_items).data();
   if (m.scorer == Impl::Scorer::kItemWeights) {
-    m.score_history_weights(history.data(), history.data() + history.size(), row);
+    // x · W for the 0/1 row x: each item once.
+    std::vector<int32_t> once = history;
+    std::sort(once.begin(), once.end());
+    once.erase(std::unique(once.begin(), once.end()), once.end());
+    m.score_history_weights(once.data(), once.data() + once.size(), row);
   } else {
-    data::Batch b;
-    b.users = torch::zeros({1}, torch::kInt64);
-    b.history = torch::zeros({1, m.n_items}, torch::kFloat32);
-    float* h = b.history.data_ptr<float>();
-    for (int32_t i : history) h[i] = 1.0f;
-    const torch::Tensor scores = m.model_scores(b, 1);
+    const torch::Tensor scores = m.model_scores(m.task->history_batch(history, m.n_items), 1);
     std::copy_n(scores.data_ptr<float>(), m.n_items, row);
   }
   return exclude_given ? m.top_k(row, k, history.data(), history.data() + history.size())

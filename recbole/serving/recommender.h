@@ -115,8 +115,9 @@ class Recommender {
                                                    bool exclude_history = true) const;
 
   // Whether the model can score a user it never saw from an item history (EASE, SLIMElastic,
-  // ADMMSLIM, ItemKNN in item mode, MultiVAE, MultiDAE, RecVAE, MacridVAE, Pop); factor models
-  // (BPR, LightGCN, ...) cannot: their users are their own parameters.
+  // ADMMSLIM, ItemKNN in item mode, MultiVAE, MultiDAE, RecVAE, MacridVAE, Pop, and the
+  // sequential models but FPMC, which read the history as a sequence, oldest item first);
+  // factor models (BPR, LightGCN, FPMC, ...) cannot: their users are their own parameters.
   bool can_recommend_from_history() const;
 
   // The k best items for the history `items` (tokens), the given items excluded when
@@ -132,10 +133,11 @@ class Recommender {
   void recommend_ids(const std::vector<int32_t>& users, int64_t k, bool exclude_history,
                      std::vector<IdList>* out, bool parallel = false) const;
 
-  // The ids of the history given by tokens (unknown ones to *unknown), ascending, distinct.
+  // The ids of the history given by tokens (unknown ones to *unknown), in the order given
+  // (a sequential model reads it as a sequence, oldest first; the others as a set).
   std::vector<int32_t> item_ids(const std::vector<std::string>& items,
                                 std::vector<std::string>* unknown) const;
-  // The top-k (item id, score) for a history of item ids (ascending, distinct).
+  // The top-k (item id, score) for a history of item ids (as item_ids gives them).
   IdList recommend_history_ids(const std::vector<int32_t>& history, int64_t k,
                                bool exclude_given) const;
 

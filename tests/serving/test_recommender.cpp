@@ -3,6 +3,7 @@
 // queries; concurrent callers; and the errors of damaged or foreign checkpoints.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "recbole/data/dataset.h"
 #include "recbole/data/split.h"
 #include "recbole/evaluator/evaluator.h"
+#include "recbole/pipeline/sequential_pipeline.h"
 #include "recbole/pipeline/task_pipeline.h"
 #include "recbole/serving/checkpoint_sections.h"
 #include "recbole/serving/recommender.h"
@@ -151,6 +153,88 @@ void compare_with_evaluator(const std::string& name, EvaluatorSide& side, const 
             << " positions identical to the evaluator's, the rest tied within float rounding");
 }
 
+// Top-K ids of a score row with `masked` items (and the padding item) left out; ties by id.
+std::vector<int32_t> top_ids(const float* row, int64_t n_items, const std::vector<int32_t>& masked,
+                             int64_t k) {
+  std::vector<int32_t> ids;
+  for (int32_t i = 1; i < n_items; ++i)
+    if (std::find(masked.begin(), masked.end(), i) == masked.end()) ids.push_back(i);
+  std::stable_sort(ids.begin(), ids.end(), [row](int32_t a, int32_t b) { return row[a] > row[b]; });
+  ids.resize(static_cast<size_t>(std::min<int64_t>(k, static_cast<int64_t>(ids.size()))));
+  return ids;
+}
+
+// The Recommender's list against `expected` ids ranked by `row`: equal, or differing where the
+// two items' scores tie within float rounding; the recommender's scores are the row's.
+void check_same_list(const Recommender::IdList& got, const std::vector<int32_t>& expected,
+                     const float* row) {
+  REQUIRE(got.size() == expected.size());
+  for (size_t j = 0; j < got.size(); ++j) {
+    const double a = row[expected[j]], b = row[got[j].first];
+    INFO("position " << j << ": expected " << expected[j] << " (" << a << "), recommender "
+                     << got[j].first << " (" << b << ")");
+    CHECK(std::abs(a - b) <= 1e-4 * (1.0 + std::abs(a)));
+    CHECK(std::abs(got[j].second - b) <= 1e-4 * (1.0 + std::abs(b)));
+  }
+}
+
+// A sequential model: each test sample's input, given as an item history, ranks as the
+// evaluator ranks that sample (nothing masked: RecBole's repeatable evaluation); a known user is
+// scored from their whole sequence (training, valid and test items, the last
+// MAX_ITEM_LIST_LENGTH of them), their training items excluded.
+void compare_sequential(const std::string& name, EvaluatorSide& side, const Recommender& rec) {
+  const auto& seq = dynamic_cast<const recbole::pipeline::SequentialPipeline&>(*side.task);
+  const recbole::data::SequenceStore& store = seq.store();
+  const auto& test = static_cast<const recbole::evaluator::RankingSource&>(side.task->test());
+  const int64_t n_items = side.task->n_items();
+  int64_t compared = 0;
+  for (int64_t r = 0; r < static_cast<int64_t>(test.rows().size()); r += 7) {
+    const recbole::data::Batch b = test.batch({r});
+    torch::Tensor row;
+    {
+      torch::NoGradGuard no_grad;
+      row = recbole::DeviceManager::to_host(side.model->full_sort_predict(b)).contiguous();
+    }
+    const int64_t len = b.item_seq_len[0].item<int64_t>();
+    std::vector<int32_t> history;
+    for (int64_t t = 0; t < len; ++t) history.push_back(b.item_seq[0][t].item<int32_t>());
+    INFO(name << ": test sample " << r << ", user " << b.users[0].item<int64_t>());
+    if (rec.can_recommend_from_history()) {
+      check_same_list(rec.recommend_history_ids(history, kK, false),
+                      top_ids(row.data_ptr<float>(), n_items, {}, kK), row.data_ptr<float>());
+      ++compared;
+    }
+  }
+  // Known users: the model's scores for the last items of the whole sequence.
+  int64_t users = 0;
+  for (int32_t u = 1; u < store.n_users(); u += 5) {
+    const int64_t lo = store.offsets()[static_cast<size_t>(u)];
+    const int64_t hi = store.offsets()[static_cast<size_t>(u) + 1];
+    if (lo == hi) continue;
+    const int64_t len = std::min<int64_t>(hi - lo, store.max_len());
+    recbole::data::Batch b;
+    b.users = torch::full({1}, static_cast<int64_t>(u), torch::kInt64);
+    b.item_seq = torch::zeros({1, store.max_len()}, torch::kInt64);
+    for (int64_t t = 0; t < len; ++t)
+      b.item_seq[0][t] = static_cast<int64_t>(store.items()[static_cast<size_t>(hi - len + t)]);
+    b.item_seq_len = torch::full({1}, len, torch::kInt64);
+    torch::Tensor row;
+    {
+      torch::NoGradGuard no_grad;
+      row = recbole::DeviceManager::to_host(side.model->full_sort_predict(b)).contiguous();
+    }
+    std::vector<Recommender::IdList> lists;
+    rec.recommend_ids({u}, kK, true, &lists);
+    INFO(name << ": user " << side.dataset.user_token(u));
+    check_same_list(lists[0], top_ids(row.data_ptr<float>(), n_items, rec.history_of(u), kK),
+                    row.data_ptr<float>());
+    ++users;
+  }
+  CHECK(users > 0);
+  WARN(name << ": " << compared << " test samples given as histories and " << users
+            << " known users compared with the model's ranking");
+}
+
 }  // namespace
 
 TEST_CASE("every registered model: a fresh Recommender from the checkpoint ranks as the evaluator",
@@ -160,10 +244,23 @@ TEST_CASE("every registered model: a fresh Recommender from the checkpoint ranks
     const std::string& name = descriptor.name;
     DYNAMIC_SECTION(name) {
       TempDir dir("recbole_serving_" + name);
+      if (descriptor.task == recbole::models::Task::kSequential) {
+        const std::vector<std::pair<std::string, std::string>> timed = {
+            {"load_col", "{inter: [user_id, item_id, timestamp]}"},
+            {"MAX_ITEM_LIST_LENGTH", "8"}};  // below every user's length: inputs are cut
+        const std::string checkpoint = train_checkpoint(name, dir, timed);
+        const std::shared_ptr<const Recommender> rec = Recommender::load(checkpoint);
+        CHECK(rec->info().task == "sequential");
+        // FPMC reads the user's own factors; the others only the sequence.
+        CHECK(rec->can_recommend_from_history() == (name != "FPMC"));
+        EvaluatorSide side(recbole::testing::serving_run_config(name, dir, timed), checkpoint);
+        compare_sequential(name, side, *rec);
+        continue;
+      }
       if (descriptor.task != recbole::models::Task::kGeneral) {
         // Another task family serves once it registers its serving hooks (and is compared with
         // its evaluator in its own tests); until then loading says so clearly. Its models may
-        // need data this general dataset does not have (features, sequences).
+        // need data this general dataset does not have (features).
         std::string checkpoint;
         try {
           checkpoint = train_checkpoint(name, dir);
