@@ -26,7 +26,7 @@ packages=(
   clang libclang-rt-14-dev  # the fuzz targets (tests/fuzz/, docs/testing.md): libFuzzer
   iproute2  # the multi-host tests (tests/distributed/test_multihost.cpp) make network namespaces
   libcpp-httplib-dev  # recbole_serve's HTTP server (tools/recbole_serve.cpp); optional in CMake
-  libfaiss-dev  # planned approximate item index of serving (found by CMake, not used yet)
+  libfaiss-dev  # the approximate item index of serving (recbole/serving/item_index.h)
   wrk  # the serving load benchmark (tools/bench_serve.sh, docs/benchmarks.md)
 )
 

@@ -4,11 +4,13 @@
 //   recbole_recommend --checkpoint=PATH --users=196,186 [--topk=10]
 //   recbole_recommend --checkpoint=PATH --all_users --output=recs.tsv [--threads=N]
 //   recbole_recommend --checkpoint=PATH --history=242,302,377 [--topk=10]
+//   recbole_recommend --checkpoint=PATH --index=ivf [--nprobe=32] --recall_users=1000
 //
 // Output: TSV "user<TAB>rank<TAB>item<TAB>score" (recbole/serving/output.h), to stdout or to
 // --output (written to a temporary file and renamed). --all_users streams every user's list in
 // blocks on the ThreadPool: memory stays bounded whatever the number of users.
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -31,8 +33,9 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: recbole_recommend --checkpoint=PATH (--users=U1,U2,... | --users_file=FILE |\n"
-    "                         --all_users | --history=I1,I2,...) [--topk=10] [--output=FILE]\n"
-    "                         [--exclude_history=true] [--threads=0] [--progress=auto]\n\n"
+    "                         --all_users | --history=I1,I2,... | --recall_users=N)\n"
+    "                         [--topk=10] [--output=FILE] [--exclude_history=true] [--threads=0]\n"
+    "                         [--progress=auto] [--index=exact|ivf] [--nlist=0] [--nprobe=32]\n\n"
     "Top-K recommendations from a best-model checkpoint of recbole_run (self-contained: no\n"
     "dataset files are read). Prints TSV lines \"user<TAB>rank<TAB>item<TAB>score\" after a\n"
     "header, best first, to stdout or to --output (written atomically).\n\n"
@@ -42,11 +45,18 @@ constexpr const char* kUsage =
     "  --all_users             every user of the checkpoint, streamed in blocks on the thread\n"
     "                          pool with a progress bar (use with --output)\n"
     "  --history=I1,I2,...     a user the model never saw, given by item tokens (EASE, SLIM,\n"
-    "                          ItemKNN, the autoencoders; the user column is \"-\")\n"
+    "                          ItemKNN, the autoencoders; sequential models read them oldest\n"
+    "                          first; the user column is \"-\")\n"
     "  --topk=K                items per user (default 10)\n"
     "  --exclude_history=BOOL  leave out the user's training items (default true); with\n"
     "                          --history, the given items\n"
     "  --threads=N             threads for --all_users (default 0: every core)\n"
+    "  --index=exact|ivf       top-K of a factor model (BPR, LightGCN, ...) by scoring every\n"
+    "                          item (exact, default) or by an approximate IVF index (faiss)\n"
+    "  --nlist=N --nprobe=N    the IVF index's cells (0: 4 sqrt(items)) and cells scanned\n"
+    "                          per query (default 32)\n"
+    "  --recall_users=N        report the index's recall@topk against the exact answer over\n"
+    "                          N users spread over the checkpoint's, and the time per user\n"
     "  --progress=auto|true|false  the progress bar of --all_users (auto: on a terminal)\n"
     "  --version               print the version\n\n"
     "Unknown user tokens are reported on stderr and skipped; the others are answered. Exit\n"
@@ -55,8 +65,9 @@ constexpr const char* kUsage =
 struct Args {
   std::string checkpoint, users, users_file, history, output, progress = "auto";
   bool all_users = false, exclude_history = true;
-  int64_t topk = 10;
+  int64_t topk = 10, recall_users = 0;
   int threads = 0;
+  recbole::serving::ItemIndexOptions index;
 };
 
 bool parse_bool(const std::string& key, const std::string& v) {
@@ -109,6 +120,14 @@ Args parse_args(int argc, char** argv) {
       a.topk = parse_int(key, need(), 1, int64_t{1} << 31);
     else if (key == "threads")
       a.threads = static_cast<int>(parse_int(key, need(), 0, 4096));
+    else if (key == "index")
+      a.index.kind = need();
+    else if (key == "nlist")
+      a.index.nlist = parse_int(key, need(), 0, int64_t{1} << 24);
+    else if (key == "nprobe")
+      a.index.nprobe = parse_int(key, need(), 1, int64_t{1} << 24);
+    else if (key == "recall_users")
+      a.recall_users = parse_int(key, need(), 1, int64_t{1} << 31);
     else if (key == "progress") {
       a.progress = need();
       if (a.progress != "auto") a.progress = parse_bool(key, a.progress) ? "true" : "false";
@@ -116,10 +135,13 @@ Args parse_args(int argc, char** argv) {
       throw recbole::ConfigError("unknown option --" + key + " (see --help)");
   }
   if (a.checkpoint.empty()) throw recbole::ConfigError("--checkpoint=PATH is required");
-  const int modes = !a.users.empty() + !a.users_file.empty() + a.all_users + !a.history.empty();
+  const int modes = !a.users.empty() + !a.users_file.empty() + a.all_users + !a.history.empty() +
+                    (a.recall_users > 0);
   if (modes != 1)
     throw recbole::ConfigError(
-        "give exactly one of --users, --users_file, --all_users and --history");
+        "give exactly one of --users, --users_file, --all_users, --history and --recall_users");
+  if (a.recall_users > 0 && a.index.kind == "exact")
+    throw recbole::ConfigError("--recall_users measures an approximate index: give --index=ivf");
   return a;
 }
 
@@ -153,6 +175,43 @@ void emit(const Args& a, const std::function<void(const recbole::ByteSink&)>& pr
   recbole::write_file_atomically(a.output, produce, "the recommendations");
 }
 
+// The index's recall@topk against the exact lists (training items excluded as asked) over
+// recall_users users spread evenly over the checkpoint's, and each side's time per user (one
+// thread, one user per call, as a server answers).
+void print_recall(const Args& a, const recbole::Recommender& approx) {
+  using Clock = std::chrono::steady_clock;
+  recbole::RecommenderOptions exact_options;
+  exact_options.num_threads = a.threads;
+  const auto exact = recbole::Recommender::load(a.checkpoint, exact_options);
+  const int64_t n_users = approx.n_users() - 1;
+  const int64_t n = std::min(a.recall_users, n_users);
+  std::vector<int32_t> users;
+  for (int64_t r = 0; r < n; ++r) users.push_back(static_cast<int32_t>(1 + r * n_users / n));
+  double hits = 0, wanted = 0, t_exact = 0, t_index = 0;
+  std::vector<recbole::Recommender::IdList> e, x;
+  for (int32_t u : users) {
+    const auto t0 = Clock::now();
+    exact->recommend_ids({u}, a.topk, a.exclude_history, &e);
+    const auto t1 = Clock::now();
+    approx.recommend_ids({u}, a.topk, a.exclude_history, &x);
+    const auto t2 = Clock::now();
+    t_exact += std::chrono::duration<double>(t1 - t0).count();
+    t_index += std::chrono::duration<double>(t2 - t1).count();
+    for (const auto& [item, score] : e[0])
+      for (const auto& [got, s] : x[0])
+        if (got == item) {
+          ++hits;
+          break;
+        }
+    wanted += static_cast<double>(e[0].size());
+  }
+  std::printf(
+      "recall@%lld of %s against exact over %lld users: %.4f (exact %.3f ms/user, index "
+      "%.3f ms/user)\n",
+      static_cast<long long>(a.topk), approx.info().index.c_str(), static_cast<long long>(n),
+      wanted > 0 ? hits / wanted : 0.0, 1e3 * t_exact / double(n), 1e3 * t_index / double(n));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -163,13 +222,20 @@ int main(int argc, char** argv) {
     install_stop_handlers();
     RecommenderOptions options;
     options.num_threads = a.threads;
+    options.index = a.index;
     const std::shared_ptr<const Recommender> rec = Recommender::load(a.checkpoint, options);
     const Recommender::Info& info = rec->info();
     std::fprintf(stderr,
-                 "recbole_recommend: %s on %s, %lld users, %lld items, scored by %s (loaded in "
-                 "%.2f s)\n",
+                 "recbole_recommend: %s on %s, %lld users, %lld items, scored by %s, index %s "
+                 "(loaded in %.2f s)\n",
                  info.model.c_str(), info.dataset.c_str(), static_cast<long long>(info.n_users - 1),
-                 static_cast<long long>(info.n_items - 1), info.scorer.c_str(), info.load_seconds);
+                 static_cast<long long>(info.n_items - 1), info.scorer.c_str(), info.index.c_str(),
+                 info.load_seconds);
+
+    if (a.recall_users > 0) {
+      print_recall(a, *rec);
+      return 0;
+    }
 
     if (!a.history.empty()) {
       std::vector<std::string> unknown;

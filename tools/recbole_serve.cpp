@@ -63,13 +63,14 @@ constexpr const char* kUsage =
     "                     [--max_k=1000] [--max_users=1000] [--max_history=10000]\n"
     "                     [--max_body_bytes=1048576] [--max_queue=1024] [--max_wait_ms=1000]\n"
     "                     [--keep_alive_timeout=5] [--read_timeout=5] [--access_log=-]\n"
-    "                     [--port_file=FILE]\n\n"
+    "                     [--port_file=FILE] [--index=exact|ivf] [--nlist=0] [--nprobe=32]\n\n"
     "HTTP/1.1 JSON server of top-K recommendations from a best-model checkpoint of recbole_run.\n\n"
     "  GET  /recommend?user=U&k=K[&exclude_history=false]   one user's K best items\n"
     "  POST /recommend {\"users\": [...], \"k\": K}             several users (unknown ones "
     "listed)\n"
     "  POST /recommend {\"history\": [...], \"k\": K}           a new user given by item tokens\n"
-    "                                              (EASE, SLIM, ItemKNN, the autoencoders)\n"
+    "                                              (EASE, SLIM, ItemKNN, the autoencoders,\n"
+    "                                              sequential models: oldest item first)\n"
     "  GET  /health   GET /model   POST /reload [{\"checkpoint\": \"PATH\"}] (also SIGHUP)\n\n"
     "  --host, --port          where to listen (default 127.0.0.1:8080, loopback only; --port=0\n"
     "                          picks a free port)\n"
@@ -83,6 +84,11 @@ constexpr const char* kUsage =
     "  --read_timeout=S        a request must arrive within S seconds (5)\n"
     "  --access_log=-|FILE|off one line per request (default - : stderr)\n"
     "  --port_file=FILE        write the port listened on (useful with --port=0)\n"
+    "  --index=exact|ivf       top-K of a factor model by scoring every item (default) or by\n"
+    "                          an approximate IVF index (faiss; recbole_recommend\n"
+    "                          --recall_users reports its recall)\n"
+    "  --nlist=N --nprobe=N    the IVF index's cells (0: 4 sqrt(items)) and cells scanned per\n"
+    "                          query (default 32)\n"
     "  --version               print the version\n\n"
     "Errors are JSON {\"error\": \"...\", \"status\": N}: 400 bad request, 404 unknown user or "
     "path,\n"
@@ -98,8 +104,17 @@ struct Options {
   int64_t max_body_bytes = 1 << 20;
   int64_t max_queue = 1024;
   int64_t max_wait_ms = 1000;
+  recbole::serving::ItemIndexOptions index;
   int keep_alive_timeout = 5, read_timeout = 5;
 };
+
+// Requests run on the server's threads, one each; the index as asked (also on reloads).
+recbole::RecommenderOptions recommender_options(const Options& o) {
+  recbole::RecommenderOptions ro;
+  ro.num_threads = 1;
+  ro.index = o.index;
+  return ro;
+}
 
 int64_t parse_int_arg(const std::string& key, const std::string& v, int64_t lo, int64_t hi) {
   int64_t x = 0;
@@ -129,6 +144,12 @@ Options parse_args(int argc, char** argv) {
       o.port = static_cast<int>(parse_int_arg(key, v, 0, 65535));
     else if (key == "threads")
       o.threads = static_cast<int>(parse_int_arg(key, v, 1, 4096));
+    else if (key == "index")
+      o.index.kind = v;
+    else if (key == "nlist")
+      o.index.nlist = parse_int_arg(key, v, 0, int64_t{1} << 24);
+    else if (key == "nprobe")
+      o.index.nprobe = parse_int_arg(key, v, 1, int64_t{1} << 24);
     else if (key == "max_k")
       o.max_k = parse_int_arg(key, v, 1, int64_t{1} << 30);
     else if (key == "max_users")
@@ -310,7 +331,8 @@ class Service {
     std::lock_guard<std::mutex> lock(reload_mutex_);
     const std::string path = path_or_empty.empty() ? model()->info().path : path_or_empty;
     try {
-      std::shared_ptr<const Recommender> fresh = Recommender::load(path);
+      std::shared_ptr<const Recommender> fresh =
+          Recommender::load(path, recommender_options(options_));
       std::atomic_store(&model_, fresh);
       ++reloads_;
       std::fprintf(stderr, "recbole_serve: reloaded %s (%s, %.2f s)\n", path.c_str(),
@@ -444,8 +466,8 @@ class Service {
       if (!m->can_recommend_from_history())
         return json_error(res, 400,
                           m->info().model +
-                              " cannot recommend from an item history (a factor model: its "
-                              "users are its own parameters); ask for known users instead");
+                              " cannot recommend from an item history (its scores need the "
+                              "user's own parameters or features); ask for known users instead");
       std::vector<std::string> tokens;
       for (const auto& v : h) {
         const auto t = token_of(v);
@@ -532,6 +554,7 @@ class Service {
         {"items", i.n_items - 1},
         {"interactions", i.interactions},
         {"scorer", i.scorer},
+        {"index", i.index},
         {"recommends_from_history", i.from_history},
         {"checkpoint", i.path},
         {"checkpoint_bytes", i.file_bytes},
@@ -648,16 +671,16 @@ int main(int argc, char** argv) {
       ::setrlimit(RLIMIT_NOFILE, &files);
     }
 
-    recbole::RecommenderOptions ro;
-    ro.num_threads = 1;  // requests run on the server's threads, one each
-    std::shared_ptr<const Recommender> model = Recommender::load(options.checkpoint, ro);
+    std::shared_ptr<const Recommender> model =
+        Recommender::load(options.checkpoint, recommender_options(options));
     recbole::set_blas_threads(1);
     const Recommender::Info& info = model->info();
     std::fprintf(stderr,
-                 "recbole_serve: %s on %s: %lld users, %lld items, scored by %s (loaded in "
-                 "%.2f s)\n",
+                 "recbole_serve: %s on %s: %lld users, %lld items, scored by %s, index %s "
+                 "(loaded in %.2f s)\n",
                  info.model.c_str(), info.dataset.c_str(), static_cast<long long>(info.n_users - 1),
-                 static_cast<long long>(info.n_items - 1), info.scorer.c_str(), info.load_seconds);
+                 static_cast<long long>(info.n_items - 1), info.scorer.c_str(), info.index.c_str(),
+                 info.load_seconds);
 
     Service service(options, std::move(model));
     AccessLog access_log(options.access_log);

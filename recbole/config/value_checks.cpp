@@ -171,9 +171,13 @@ YAML::Node check_train_neg_sample_args(const YAML::Node& v) {
         out[k] = d;
       }
     } else if (k == "sample_num") {
+      // 0 only beside distribution none: the canonical form of "no sampling" that a run's
+      // config snapshot holds (a checkpoint's config is read back through this check).
       std::optional<int64_t> n;
       if (val.IsScalar()) n = parse_int(val.Scalar());
-      if (!n || *n < 1) throw InvalidValue(k, "int >= 1", val);
+      const YAML::Node d = v["distribution"];
+      const bool none = d && (is_null_node(d) || (d.IsScalar() && to_lower(d.Scalar()) == "none"));
+      if (!n || *n < (none ? 0 : 1)) throw InvalidValue(k, "int >= 1", val);
       out[k] = std::to_string(*n);
     } else if (k == "alpha") {
       require_number(val, k, "float");

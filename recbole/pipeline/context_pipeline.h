@@ -22,9 +22,14 @@ class FeatureColumns {
  public:
   // Adds the column of `spec` from a table column (CPU; rows = the index space).
   void add(const data::FeatureSpec& spec, const data::Column& column);
+  // Adds a column already in its batch layout (rows = the index space; a checkpoint's copy).
+  void add(const std::string& name, torch::Tensor column) {
+    columns_.emplace_back(name, std::move(column));
+  }
   // Gathers row index[b] of every column into out[name]: index [B] int64 CPU.
   void gather(const torch::Tensor& index, std::map<std::string, torch::Tensor>& out) const;
   bool empty() const { return columns_.empty(); }
+  const std::vector<std::pair<std::string, torch::Tensor>>& columns() const { return columns_; }
 
  private:
   std::vector<std::pair<std::string, torch::Tensor>> columns_;
@@ -98,6 +103,8 @@ class ContextPipeline : public TaskPipeline {
   SplitSizes split_sizes() const override;
 
   const data::FeatureSchema& schema() const { return schema_; }
+  const FeatureColumns& user_features() const { return user_features_; }
+  const FeatureColumns& item_features() const { return item_features_; }
   // Labels of the dataset rows ([n_inters]).
   const std::vector<float>& labels() const { return labels_; }
 

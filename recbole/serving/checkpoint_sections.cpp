@@ -9,6 +9,7 @@
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
 #include "recbole/pipeline/task_pipeline.h"
+#include "recbole/serving/context_serving.h"
 #include "recbole/serving/sequential_serving.h"
 #include "recbole/utils/device_manager.h"
 #include "recbole/utils/error.h"
@@ -37,6 +38,7 @@ void put_hooks(models::Task task, TaskServingHooks hooks) {
 // task needs none.
 void register_builtin_task_serving() {
   put_hooks(models::Task::kSequential, sequential_serving_hooks());
+  put_hooks(models::Task::kContext, context_serving_hooks());
 }
 
 void ensure_builtin_hooks() {
@@ -122,6 +124,11 @@ data::Batch TaskServing::history_batch(const std::vector<int32_t>& history, int6
   float* h = b.history.data_ptr<float>();
   for (int32_t i : history) h[i] = 1.0f;
   return b;
+}
+
+torch::Tensor TaskServing::scores(models::Model& model, const data::Batch& batch,
+                                  const DeviceManager& device) const {
+  return model.full_sort_predict(device.place(batch));
 }
 
 void register_task_serving(models::Task task, TaskServingHooks hooks) {

@@ -103,6 +103,10 @@ class TaskServing {
   // caller (ids in [1, n_items), in the caller's order), for a model whose scores_from_history()
   // is true: by default batch.history [1, n_items] 0/1 float32 and the padding user 0.
   virtual data::Batch history_batch(const std::vector<int32_t>& history, int64_t n_items) const;
+  // The scores of every item for each row of a query batch (user_batch or history_batch, CPU):
+  // [B, n_items] on the model's device. By default model.full_sort_predict(batch on the device).
+  virtual torch::Tensor scores(models::Model& model, const data::Batch& batch,
+                               const DeviceManager& device) const;
 };
 
 struct TaskServingHooks {

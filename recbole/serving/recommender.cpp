@@ -108,6 +108,9 @@ struct Recommender::Impl {
   // dimension scores every item: vectorised without a horizontal sum).
   torch::Tensor user_factors, item_factors_t;
   int64_t dim = 0;
+  // kFactors with an approximate index (RecommenderOptions::index): searched instead of scoring
+  // every item.
+  std::unique_ptr<serving::ItemIndex> index;
   // kItemWeights
   torch::Tensor w_dense, w_indptr, w_indices, w_values, w_bias;
 
@@ -145,10 +148,11 @@ struct Recommender::Impl {
       for (int64_t e = ip[*p]; e < ip[*p + 1]; ++e) out[ix[e]] += v[e];
   }
 
-  // The model's scores for a batch, as a CPU float32 [B, n_items] contiguous tensor.
+  // The model's scores for a query batch (the task's scores()), as a CPU float32 [B, n_items]
+  // contiguous tensor.
   torch::Tensor model_scores(const data::Batch& batch, int64_t rows) const {
     torch::NoGradGuard no_grad;
-    torch::Tensor s = model->full_sort_predict(device->place(batch));
+    torch::Tensor s = task->scores(*model, batch, *device);
     if (s.dim() != 2 || s.size(0) != rows || s.size(1) != n_items)
       throw Error(info.model + ": full_sort_predict returned shape " + c10::str(s.sizes()) +
                   ", expected [" + std::to_string(rows) + ", " + std::to_string(n_items) + "]");
@@ -187,6 +191,14 @@ struct Recommender::Impl {
   // Top-k of users[lo, hi) into out[lo, hi).
   void recommend_block(const std::vector<int32_t>& users, size_t lo, size_t hi, int64_t k,
                        bool exclude, std::vector<IdList>& out) const {
+    if (index) {
+      for (size_t r = lo; r < hi; ++r) {
+        const float* q = user_factors.data_ptr<float>() + static_cast<int64_t>(users[r]) * dim;
+        out[r] = exclude ? index->search(q, k, hist_begin(users[r]), hist_end(users[r]))
+                         : index->search(q, k, nullptr, nullptr);
+      }
+      return;
+    }
     if (scorer != Scorer::kModel) {
       float* row = scratch(n_items).data();
       for (size_t r = lo; r < hi; ++r) {
@@ -218,6 +230,8 @@ std::shared_ptr<const Recommender> Recommender::load(const std::string& path,
   const auto t0 = Clock::now();
   std::shared_ptr<Recommender> r(new Recommender());
   Impl& m = *r->impl_;
+  if (options.index.kind != "exact" && options.index.kind != "ivf")
+    throw Error("index: expected exact or ivf, got \"" + options.index.kind + "\"");
   m.device = serving_device(options);
   torch::serialize::InputArchive archive;
   trainer::load_checkpoint_archive(path, "checkpoint", archive, torch::Device(torch::kCPU));
@@ -268,6 +282,10 @@ std::shared_ptr<const Recommender> Recommender::load(const std::string& path,
     m.user_factors = uf;
     m.item_factors_t = itf.t().contiguous();
     m.dim = uf.size(1);
+    if (options.index.kind != "exact") {
+      const torch::Tensor rows = itf.contiguous();
+      m.index = serving::ItemIndex::build(rows.data_ptr<float>(), s.n_items, m.dim, options.index);
+    }
   } else if (m.model->score_item_weights(&w)) {
     torch::NoGradGuard no_grad;
     m.scorer = Impl::Scorer::kItemWeights;
@@ -315,6 +333,10 @@ std::shared_ptr<const Recommender> Recommender::load(const std::string& path,
                 : m.scorer == Impl::Scorer::kItemWeights ? "item weights"
                                                          : "model";
   info.from_history = m.from_history;
+  info.index = m.index ? m.index->describe() : "exact";
+  if (options.index.kind != "exact" && !m.index)
+    throw Error("index " + options.index.kind + " searches the item factors of a factor model; " +
+                s.model + " is scored by " + info.scorer + ": serve it with the exact index");
   info.config_yaml = s.config_yaml;
   info.load_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return r;

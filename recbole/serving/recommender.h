@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "recbole/serving/item_index.h"
 #include "recbole/utils/error.h"
 
 namespace recbole {
@@ -62,6 +63,10 @@ struct RecommenderOptions {
   // Threads of the process's ThreadPool for recommend_ids(parallel) and for_each_user; 0: every
   // core. The first Recommender of a process sets the pool; later ones (reloads) leave it.
   int num_threads = 0;
+  // Top-K of a factor model by an approximate index (serving/item_index.h) instead of scoring
+  // every item: kind "ivf" (needs faiss); "exact" by default. Another scorer with "ivf" is an
+  // Error at load.
+  serving::ItemIndexOptions index;
 };
 
 class Recommender {
@@ -78,6 +83,7 @@ class Recommender {
     int64_t file_bytes = 0;
     double load_seconds = 0;
     std::string scorer;  // "factors", "item weights" or "model"
+    std::string index;   // "exact" or the approximate index, e.g. "ivf (nlist 657, nprobe 32)"
     bool from_history = false;
     std::string config_yaml;  // the run's effective config
   };

@@ -255,7 +255,9 @@ TEST_CASE("train_neg_sample_args completion and the none sentinel", "[config]") 
   CHECK(t["candidate_num"].as<int>() == 0);
 
   for (const std::string& none :
-       {"~", "None", "\"None\"", "{distribution: ~}", "{distribution: none, sample_num: 4}"}) {
+       {"~", "None", "\"None\"", "{distribution: ~}", "{distribution: none, sample_num: 4}",
+        // The canonical form a run's config snapshot writes (read back from a checkpoint).
+        "{distribution: none, sample_num: 0, alpha: 1.0, dynamic: false, candidate_num: 0}"}) {
     INFO(none);
     YAML::Node s = build_with({}, {{"train_neg_sample_args", none}}).node("train_neg_sample_args");
     CHECK(s["distribution"].as<std::string>() == "none");
@@ -268,6 +270,9 @@ TEST_CASE("train_neg_sample_args completion and the none sentinel", "[config]") 
         "none, got \"gauss\"");
   CHECK(error_of([] {
           build_with({}, {{"train_neg_sample_args", "{sample_num: 0}"}});
+        }) == "API override: train_neg_sample_args.sample_num: expected int >= 1, got \"0\"");
+  CHECK(error_of([] {
+          build_with({}, {{"train_neg_sample_args", "{distribution: uniform, sample_num: 0}"}});
         }) == "API override: train_neg_sample_args.sample_num: expected int >= 1, got \"0\"");
   CHECK(error_of([] {
           build_with({}, {{"train_neg_sample_args", "{dynamic: true}"}});

@@ -18,7 +18,8 @@
 namespace recbole::testing {
 
 // A small dataset written once per test process: 150 users, 120 items, ~3,500 interactions
-// with a popularity skew (users "u1".."u150", items "1".."120"), under a temporary data_path.
+// with a popularity skew (users "u1".."u150", items "1".."120"), under a temporary data_path;
+// a user file (age) and an item file (genre, tags) for the context models.
 inline const std::string& serving_data_path() {
   static const std::string path = [] {
     const std::filesystem::path root = std::filesystem::temp_directory_path() /
@@ -41,6 +42,15 @@ inline const std::string& serving_data_path() {
         out << "u" << u << "\t" << item << "\t" << (1 + next() % 5) << "\t" << time++ << "\n";
       }
     }
+    // Features for the context models (loaded only when load_col names these files).
+    std::ofstream users(root / "serving_tiny" / "serving_tiny.user");
+    users << "user_id:token\tage:token\n";
+    for (int u = 1; u <= 150; ++u) users << "u" << u << "\t" << (u % 5) * 10 << "\n";
+    std::ofstream items(root / "serving_tiny" / "serving_tiny.item");
+    items << "item_id:token\tgenre:token\ttags:token_seq\n";
+    for (int i = 1; i <= 120; ++i)
+      items << i << "\tg" << i % 7 << "\tt" << i % 5 << (i % 3 ? " s" + std::to_string(i % 3) : "")
+            << "\n";
     return root.string();
   }();
   // Removed when the test process ends.

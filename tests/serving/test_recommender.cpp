@@ -16,6 +16,7 @@
 #include "recbole/data/dataset.h"
 #include "recbole/data/split.h"
 #include "recbole/evaluator/evaluator.h"
+#include "recbole/pipeline/context_pipeline.h"
 #include "recbole/pipeline/sequential_pipeline.h"
 #include "recbole/pipeline/task_pipeline.h"
 #include "recbole/serving/checkpoint_sections.h"
@@ -235,6 +236,38 @@ void compare_sequential(const std::string& name, EvaluatorSide& side, const Reco
             << " known users compared with the model's ranking");
 }
 
+// A context model: for each labelled test row (u, i), the Recommender's score of item i for
+// user u is the model's prediction for that row as the pipeline builds it (the same features);
+// the list excludes u's training items and the model cannot score an item history.
+void compare_context(const std::string& name, EvaluatorSide& side, const Recommender& rec) {
+  const auto& test = static_cast<const recbole::evaluator::LabeledSource&>(side.task->test());
+  const recbole::data::Batch b = test.batch(0);
+  torch::Tensor expected;
+  {
+    torch::NoGradGuard no_grad;
+    expected = recbole::DeviceManager::to_host(side.model->predict(b)).contiguous();
+  }
+  const int64_t n = std::min<int64_t>(b.users.size(0), 60);
+  REQUIRE(n > 0);
+  for (int64_t r = 0; r < n; ++r) {
+    const int32_t u = static_cast<int32_t>(b.users[r].item<int64_t>());
+    const int32_t i = static_cast<int32_t>(b.items[r].item<int64_t>());
+    std::vector<Recommender::IdList> all;
+    rec.recommend_ids({u}, rec.n_items(), false, &all);
+    REQUIRE(static_cast<int64_t>(all[0].size()) == rec.n_items() - 1);
+    const auto it =
+        std::find_if(all[0].begin(), all[0].end(), [i](const auto& p) { return p.first == i; });
+    REQUIRE(it != all[0].end());
+    INFO(name << ": test row " << r << " (user " << u << ", item " << i << ")");
+    CHECK(std::abs(it->second - expected[r].item<float>()) <= 1e-5);
+    std::vector<Recommender::IdList> top;
+    rec.recommend_ids({u}, kK, true, &top);
+    for (const auto& [item, score] : top[0]) CHECK_FALSE(side.train().contains(u, item));
+  }
+  CHECK_FALSE(rec.can_recommend_from_history());
+  WARN(name << ": " << n << " labelled test rows scored as the model predicts them");
+}
+
 }  // namespace
 
 TEST_CASE("every registered model: a fresh Recommender from the checkpoint ranks as the evaluator",
@@ -257,26 +290,20 @@ TEST_CASE("every registered model: a fresh Recommender from the checkpoint ranks
         compare_sequential(name, side, *rec);
         continue;
       }
-      if (descriptor.task != recbole::models::Task::kGeneral) {
-        // Another task family serves once it registers its serving hooks (and is compared with
-        // its evaluator in its own tests); until then loading says so clearly. Its models may
-        // need data this general dataset does not have (features).
-        std::string checkpoint;
-        try {
-          checkpoint = train_checkpoint(name, dir);
-        } catch (const recbole::Error& e) {
-          WARN(name << ": not trained on the general test dataset: " << e.what());
-          continue;
-        }
-        try {
-          Recommender::load(checkpoint);
-        } catch (const recbole::Error& e) {
-          CHECK_THAT(e.what(), Catch::Contains("does not provide yet"));
-        }
-        WARN(name << ": " << recbole::models::task_name(descriptor.task)
-                  << " model, not compared with the evaluator here");
+      if (descriptor.task == recbole::models::Task::kContext) {
+        const std::vector<std::pair<std::string, std::string>> features = {
+            {"load_col",
+             "{inter: [user_id, item_id, rating], user: [user_id, age], item: [item_id, genre, "
+             "tags]}"},
+            {"threshold", "{rating: 4}"}};
+        const std::string checkpoint = train_checkpoint(name, dir, features);
+        const std::shared_ptr<const Recommender> rec = Recommender::load(checkpoint);
+        CHECK(rec->info().task == "context");
+        EvaluatorSide side(recbole::testing::serving_run_config(name, dir, features), checkpoint);
+        compare_context(name, side, *rec);
         continue;
       }
+      REQUIRE(descriptor.task == recbole::models::Task::kGeneral);
       const std::string checkpoint = train_checkpoint(name, dir);
       REQUIRE_FALSE(checkpoint.empty());
       REQUIRE(std::filesystem::exists(checkpoint));
@@ -311,6 +338,18 @@ TEST_CASE("every registered model: a fresh Recommender from the checkpoint ranks
       }
     }
   }
+}
+
+TEST_CASE("a context model reading an interaction field cannot be served, and says which",
+          "[serving][context]") {
+  TempDir dir("recbole_serving_context_inter");
+  const std::string checkpoint =
+      train_checkpoint("FM", dir,
+                       {{"load_col", "{inter: [user_id, item_id, rating, timestamp]}"},
+                        {"threshold", "{rating: 4}"},
+                        {"numerical_features", "[timestamp]"}});
+  CHECK_THROWS_WITH(Recommender::load(checkpoint),
+                    Catch::Contains("reading the interaction field timestamp"));
 }
 
 TEST_CASE("the models that can recommend from an item history say so", "[serving]") {
@@ -458,4 +497,51 @@ TEST_CASE("a checkpoint loads and recommends with its dataset gone", "[serving]"
   const auto list = rec->recommend("u7", 5);
   CHECK(list.size() == 5);
   for (const auto& r : list) CHECK_FALSE(r.item.empty());
+}
+
+TEST_CASE("an IVF index over a factor model's items: exact when every cell is scanned",
+          "[serving][index]") {
+  TempDir dir("recbole_serving_index");
+  const std::string checkpoint = train_checkpoint("BPR", dir);
+  recbole::RecommenderOptions ivf;
+  ivf.index.kind = "ivf";
+  ivf.index.nlist = 8;
+  ivf.index.nprobe = 8;
+  if (!recbole::serving::ItemIndex::available()) {
+    CHECK_THROWS_WITH(Recommender::load(checkpoint, ivf), Catch::Contains("built without it"));
+    WARN("built without faiss: the IVF index is not tested");
+    return;
+  }
+  const auto exact = Recommender::load(checkpoint);
+  const auto all_cells = Recommender::load(checkpoint, ivf);
+  CHECK(all_cells->info().index == "ivf (nlist 8, nprobe 8)");
+  ivf.index.nprobe = 1;
+  const auto one_cell = Recommender::load(checkpoint, ivf);
+  for (int32_t u = 1; u < exact->n_users(); ++u) {
+    INFO("user " << u);
+    std::vector<Recommender::IdList> e, a, o;
+    exact->recommend_ids({u}, kK, true, &e);
+    all_cells->recommend_ids({u}, kK, true, &a);
+    one_cell->recommend_ids({u}, kK, true, &o);
+    // Every cell scanned: the exact list, up to ties within float rounding.
+    REQUIRE(a[0].size() == e[0].size());
+    for (size_t j = 0; j < e[0].size(); ++j)
+      CHECK(std::abs(a[0][j].second - e[0][j].second) <= 1e-4 * (1.0 + std::abs(e[0][j].second)));
+    // One cell: at most k items, best first, none of the user's training items.
+    const std::vector<int32_t> seen = exact->history_of(u);
+    CHECK(o[0].size() <= static_cast<size_t>(kK));
+    for (size_t j = 0; j < o[0].size(); ++j) {
+      CHECK_FALSE(std::binary_search(seen.begin(), seen.end(), o[0][j].first));
+      CHECK(o[0][j].first != 0);
+      if (j > 0) CHECK(o[0][j - 1].second >= o[0][j].second);
+    }
+  }
+  // Only factor models have item vectors to index; an unknown kind is named.
+  TempDir ease_dir("recbole_serving_index_ease");
+  CHECK_THROWS_WITH(Recommender::load(train_checkpoint("EASE", ease_dir), ivf),
+                    Catch::Contains("searches the item factors of a factor model"));
+  recbole::RecommenderOptions bogus;
+  bogus.index.kind = "hnsw2";
+  CHECK_THROWS_WITH(Recommender::load(checkpoint, bogus),
+                    Catch::Contains("expected exact or ivf, got \"hnsw2\""));
 }

@@ -1,0 +1,167 @@
+#include "recbole/serving/context_serving.h"
+
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "recbole/pipeline/context_pipeline.h"
+#include "recbole/serving/recommender.h"
+#include "recbole/utils/device_manager.h"
+#include "recbole/utils/error.h"
+
+namespace recbole::serving {
+namespace {
+
+nlohmann::json schema_json(const data::FeatureSchema& schema) {
+  nlohmann::json fields = nlohmann::json::array();
+  for (const data::FeatureSpec& f : schema.fields)
+    fields.push_back({{"name", f.name},
+                      {"type", static_cast<int>(f.type)},
+                      {"side", static_cast<int>(f.side)},
+                      {"num", f.num},
+                      {"seq_len", f.seq_len},
+                      {"numerical", f.numerical}});
+  return {{"uid_field", schema.uid_field}, {"iid_field", schema.iid_field}, {"fields", fields}};
+}
+
+data::FeatureSchema schema_from_json(const nlohmann::json& j) {
+  data::FeatureSchema schema;
+  schema.uid_field = j.at("uid_field").get<std::string>();
+  schema.iid_field = j.at("iid_field").get<std::string>();
+  for (const nlohmann::json& f : j.at("fields")) {
+    data::FeatureSpec spec;
+    spec.name = f.at("name").get<std::string>();
+    const int type = f.at("type").get<int>(), side = f.at("side").get<int>();
+    if (type < static_cast<int>(data::FieldType::kToken) ||
+        type > static_cast<int>(data::FieldType::kFloatSeq) || side < 0 || side > 2)
+      throw Error("field " + spec.name + " has an unknown type or side");
+    spec.type = static_cast<data::FieldType>(type);
+    spec.side = static_cast<data::FeatureSide>(side);
+    spec.num = f.at("num").get<int64_t>();
+    spec.seq_len = f.at("seq_len").get<int64_t>();
+    spec.numerical = f.at("numerical").get<bool>();
+    schema.fields.push_back(std::move(spec));
+  }
+  return schema;
+}
+
+void write_columns(torch::serialize::OutputArchive& archive, const char* key,
+                   const std::vector<std::pair<std::string, torch::Tensor>>& columns) {
+  torch::serialize::OutputArchive nested;
+  for (const auto& [name, t] : columns) nested.write(name, t);
+  archive.write(key, nested);
+}
+
+class ContextServing : public TaskServing {
+ public:
+  ContextServing(data::FeatureSchema schema, pipeline::FeatureColumns users,
+                 pipeline::FeatureColumns items, int64_t n_items)
+      : schema_(std::move(schema)),
+        users_(std::move(users)),
+        items_(std::move(items)),
+        n_items_(n_items) {}
+
+  models::ModelContext model_context(const config::Config& config, const ServingSection& section,
+                                     const DeviceManager& device) const override {
+    models::ModelContext ctx = TaskServing::model_context(config, section, device);
+    ctx.features = &schema_;  // the model reads its fields from it; this object outlives it
+    return ctx;
+  }
+
+  // For each user of the batch, the rows (u, 1), ..., (u, n_items − 1) through predict; item 0
+  // (the padding, never recommended) gets −inf.
+  torch::Tensor scores(models::Model& model, const data::Batch& batch,
+                       const DeviceManager& device) const override {
+    const torch::Tensor items = torch::arange(1, n_items_, torch::kInt64);
+    std::vector<torch::Tensor> rows;
+    for (int64_t r = 0; r < batch.users.size(0); ++r) {
+      data::Batch q;
+      q.users = torch::full({n_items_ - 1}, batch.users[r].item<int64_t>(), torch::kInt64);
+      q.items = items;
+      q.features[schema_.uid_field] = q.users;
+      q.features[schema_.iid_field] = q.items;
+      users_.gather(q.users, q.features);
+      items_.gather(q.items, q.features);
+      const torch::Tensor s = model.predict(device.place(q)).reshape({1, n_items_ - 1});
+      rows.push_back(torch::cat(
+          {torch::full({1, 1}, -std::numeric_limits<float>::infinity(), s.options()), s}, 1));
+    }
+    return torch::cat(rows, 0);
+  }
+
+ private:
+  data::FeatureSchema schema_;
+  pipeline::FeatureColumns users_, items_;
+  int64_t n_items_;
+};
+
+SectionWriter prepare(const pipeline::TaskPipeline& task) {
+  const auto* ctx = dynamic_cast<const pipeline::ContextPipeline*>(&task);
+  if (ctx == nullptr) throw Error("context serving: the run's pipeline is not a context one");
+  const std::string schema = schema_json(ctx->schema()).dump();
+  // Copies that never change, held by the writer for every best-model checkpoint of the run.
+  auto users = ctx->user_features().columns();
+  auto items = ctx->item_features().columns();
+  return [schema, users, items](torch::serialize::OutputArchive& archive) {
+    archive.write("schema", c10::IValue(schema));
+    write_columns(archive, "user", users);
+    write_columns(archive, "item", items);
+  };
+}
+
+// The columns of `side` named by the schema, each with `rows` rows.
+pipeline::FeatureColumns read_columns(torch::serialize::InputArchive& section, const char* key,
+                                      const data::FeatureSchema& schema, data::FeatureSide side,
+                                      int64_t rows, const std::string& damaged) {
+  torch::serialize::InputArchive nested;
+  if (!section.try_read(key, nested)) throw Error(damaged + " (no " + key + " columns)");
+  pipeline::FeatureColumns columns;
+  for (const data::FeatureSpec& f : schema.fields) {
+    if (f.side != side || !f.is_input() || f.name == schema.uid_field || f.name == schema.iid_field)
+      continue;
+    torch::Tensor t;
+    if (!nested.try_read(f.name, t) || t.dim() < 1 || t.size(0) != rows)
+      throw Error(damaged + " (column " + f.name + ")");
+    columns.add(f.name, t.contiguous());
+  }
+  return columns;
+}
+
+std::unique_ptr<TaskServing> load(torch::serialize::InputArchive& section,
+                                  const ServingSection& common, const std::string& path) {
+  const std::string damaged = "checkpoint " + path + ": its context feature section is damaged";
+  c10::IValue schema_value;
+  if (!section.try_read("schema", schema_value) || !schema_value.isString())
+    throw Error(damaged + " (no schema)");
+  data::FeatureSchema schema;
+  try {
+    schema = schema_from_json(nlohmann::json::parse(schema_value.toStringRef()));
+  } catch (const std::exception& e) {
+    throw Error(damaged + " (" + e.what() + ")");
+  }
+  for (const data::FeatureSpec& f : schema.fields)
+    if (f.side == data::FeatureSide::kInter && f.is_input())
+      throw NotSupportedError(
+          "checkpoint " + path + " is a " + common.model + " model reading the interaction field " +
+          f.name +
+          ", which a recommendation (a user and an item that never met) has no value for; "
+          "train without it in load_col (or numerical_features) to serve the model");
+  pipeline::FeatureColumns users =
+      read_columns(section, "user", schema, data::FeatureSide::kUser, common.n_users, damaged);
+  pipeline::FeatureColumns items =
+      read_columns(section, "item", schema, data::FeatureSide::kItem, common.n_items, damaged);
+  return std::make_unique<ContextServing>(std::move(schema), std::move(users), std::move(items),
+                                          common.n_items);
+}
+
+}  // namespace
+
+TaskServingHooks context_serving_hooks() {
+  TaskServingHooks hooks;
+  hooks.prepare = prepare;
+  hooks.load = load;
+  return hooks;
+}
+
+}  // namespace recbole::serving
