@@ -76,15 +76,6 @@ bool parse_bool(const std::string& key, const std::string& v) {
   throw recbole::ConfigError("--" + key + ": expected true or false, got \"" + v + "\"");
 }
 
-int64_t parse_int(const std::string& key, const std::string& v, int64_t lo, int64_t hi) {
-  int64_t x = 0;
-  const auto res = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (res.ec != std::errc() || res.ptr != v.data() + v.size() || x < lo || x > hi)
-    throw recbole::ConfigError("--" + key + ": expected an integer in [" + std::to_string(lo) +
-                               ", " + std::to_string(hi) + "], got \"" + v + "\"");
-  return x;
-}
-
 Args parse_args(int argc, char** argv) {
   Args a;
   std::map<std::string, bool> seen;
@@ -117,17 +108,17 @@ Args parse_args(int argc, char** argv) {
     else if (key == "exclude_history")
       a.exclude_history = has_value ? parse_bool(key, value) : true;
     else if (key == "topk")
-      a.topk = parse_int(key, need(), 1, int64_t{1} << 31);
+      a.topk = recbole::tools::int_flag(key, need(), 1, int64_t{1} << 31);
     else if (key == "threads")
-      a.threads = static_cast<int>(parse_int(key, need(), 0, 4096));
+      a.threads = static_cast<int>(recbole::tools::int_flag(key, need(), 0, 4096));
     else if (key == "index")
       a.index.kind = need();
     else if (key == "nlist")
-      a.index.nlist = parse_int(key, need(), 0, int64_t{1} << 24);
+      a.index.nlist = recbole::tools::int_flag(key, need(), 0, int64_t{1} << 24);
     else if (key == "nprobe")
-      a.index.nprobe = parse_int(key, need(), 1, int64_t{1} << 24);
+      a.index.nprobe = recbole::tools::int_flag(key, need(), 1, int64_t{1} << 24);
     else if (key == "recall_users")
-      a.recall_users = parse_int(key, need(), 1, int64_t{1} << 31);
+      a.recall_users = recbole::tools::int_flag(key, need(), 1, int64_t{1} << 31);
     else if (key == "progress") {
       a.progress = need();
       if (a.progress != "auto") a.progress = parse_bool(key, a.progress) ? "true" : "false";
@@ -224,13 +215,7 @@ int main(int argc, char** argv) {
     options.num_threads = a.threads;
     options.index = a.index;
     const std::shared_ptr<const Recommender> rec = Recommender::load(a.checkpoint, options);
-    const Recommender::Info& info = rec->info();
-    std::fprintf(stderr,
-                 "recbole_recommend: %s on %s, %lld users, %lld items, scored by %s, index %s "
-                 "(loaded in %.2f s)\n",
-                 info.model.c_str(), info.dataset.c_str(), static_cast<long long>(info.n_users - 1),
-                 static_cast<long long>(info.n_items - 1), info.scorer.c_str(), info.index.c_str(),
-                 info.load_seconds);
+    std::fprintf(stderr, "recbole_recommend: %s\n", rec->info().summary().c_str());
 
     if (a.recall_users > 0) {
       print_recall(a, *rec);

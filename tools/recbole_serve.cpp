@@ -116,15 +116,6 @@ recbole::RecommenderOptions recommender_options(const Options& o) {
   return ro;
 }
 
-int64_t parse_int_arg(const std::string& key, const std::string& v, int64_t lo, int64_t hi) {
-  int64_t x = 0;
-  const auto res = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (res.ec != std::errc() || res.ptr != v.data() + v.size() || x < lo || x > hi)
-    throw recbole::ConfigError("--" + key + ": expected an integer in [" + std::to_string(lo) +
-                               ", " + std::to_string(hi) + "], got \"" + v + "\"");
-  return x;
-}
-
 Options parse_args(int argc, char** argv) {
   Options o;
   std::map<std::string, bool> seen;
@@ -141,31 +132,31 @@ Options parse_args(int argc, char** argv) {
     else if (key == "host")
       o.host = v;
     else if (key == "port")
-      o.port = static_cast<int>(parse_int_arg(key, v, 0, 65535));
+      o.port = static_cast<int>(recbole::tools::int_flag(key, v, 0, 65535));
     else if (key == "threads")
-      o.threads = static_cast<int>(parse_int_arg(key, v, 1, 4096));
+      o.threads = static_cast<int>(recbole::tools::int_flag(key, v, 1, 4096));
     else if (key == "index")
       o.index.kind = v;
     else if (key == "nlist")
-      o.index.nlist = parse_int_arg(key, v, 0, int64_t{1} << 24);
+      o.index.nlist = recbole::tools::int_flag(key, v, 0, int64_t{1} << 24);
     else if (key == "nprobe")
-      o.index.nprobe = parse_int_arg(key, v, 1, int64_t{1} << 24);
+      o.index.nprobe = recbole::tools::int_flag(key, v, 1, int64_t{1} << 24);
     else if (key == "max_k")
-      o.max_k = parse_int_arg(key, v, 1, int64_t{1} << 30);
+      o.max_k = recbole::tools::int_flag(key, v, 1, int64_t{1} << 30);
     else if (key == "max_users")
-      o.max_users = parse_int_arg(key, v, 1, int64_t{1} << 30);
+      o.max_users = recbole::tools::int_flag(key, v, 1, int64_t{1} << 30);
     else if (key == "max_history")
-      o.max_history = parse_int_arg(key, v, 1, int64_t{1} << 30);
+      o.max_history = recbole::tools::int_flag(key, v, 1, int64_t{1} << 30);
     else if (key == "max_body_bytes")
-      o.max_body_bytes = parse_int_arg(key, v, 1, int64_t{1} << 34);
+      o.max_body_bytes = recbole::tools::int_flag(key, v, 1, int64_t{1} << 34);
     else if (key == "max_queue")
-      o.max_queue = parse_int_arg(key, v, 0, int64_t{1} << 30);
+      o.max_queue = recbole::tools::int_flag(key, v, 0, int64_t{1} << 30);
     else if (key == "max_wait_ms")
-      o.max_wait_ms = parse_int_arg(key, v, 1, int64_t{1} << 30);
+      o.max_wait_ms = recbole::tools::int_flag(key, v, 1, int64_t{1} << 30);
     else if (key == "keep_alive_timeout")
-      o.keep_alive_timeout = static_cast<int>(parse_int_arg(key, v, 1, 3600));
+      o.keep_alive_timeout = static_cast<int>(recbole::tools::int_flag(key, v, 1, 3600));
     else if (key == "read_timeout")
-      o.read_timeout = static_cast<int>(parse_int_arg(key, v, 1, 3600));
+      o.read_timeout = static_cast<int>(recbole::tools::int_flag(key, v, 1, 3600));
     else if (key == "access_log")
       o.access_log = v;
     else if (key == "port_file")
@@ -674,13 +665,7 @@ int main(int argc, char** argv) {
     std::shared_ptr<const Recommender> model =
         Recommender::load(options.checkpoint, recommender_options(options));
     recbole::set_blas_threads(1);
-    const Recommender::Info& info = model->info();
-    std::fprintf(stderr,
-                 "recbole_serve: %s on %s: %lld users, %lld items, scored by %s, index %s "
-                 "(loaded in %.2f s)\n",
-                 info.model.c_str(), info.dataset.c_str(), static_cast<long long>(info.n_users - 1),
-                 static_cast<long long>(info.n_items - 1), info.scorer.c_str(), info.index.c_str(),
-                 info.load_seconds);
+    std::fprintf(stderr, "recbole_serve: %s\n", model->info().summary().c_str());
 
     Service service(options, std::move(model));
     AccessLog access_log(options.access_log);

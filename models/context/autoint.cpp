@@ -26,8 +26,7 @@ AutoInt::AutoInt(const ModelContext& ctx) : ContextModel("AutoInt", ctx) {
   if (!ctx.config.is_null("has_residual") && ctx.config.get_bool("has_residual"))
     residual_ = register_module("residual", torch::nn::Linear(embedding_size_, a));
   att_output_ = register_module("att_output", torch::nn::Linear(num_fields_ * a, 1));
-  std::vector<int64_t> sizes{num_fields_ * embedding_size_};
-  for (int64_t h : ctx.config.get_int_list("mlp_hidden_size")) sizes.push_back(h);
+  const std::vector<int64_t> sizes = mlp_sizes(ctx, num_fields_ * embedding_size_);
   mlp_ = register_module("mlp", layers::ContextMLP(sizes, dropout[1], "relu"));
   deep_output_ = register_module("deep_output", torch::nn::Linear(sizes.back(), 1));
   finish();

@@ -14,8 +14,7 @@ DCN::DCN(const ModelContext& ctx)
     w_.push_back(register_parameter("cross_w" + std::to_string(l), torch::randn({d})));
     b_.push_back(register_parameter("cross_b" + std::to_string(l), torch::zeros({d})));
   }
-  std::vector<int64_t> sizes{d};
-  for (int64_t h : ctx.config.get_int_list("mlp_hidden_size")) sizes.push_back(h);
+  const std::vector<int64_t> sizes = mlp_sizes(ctx, d);
   mlp_ = register_module("mlp", layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"),
                                                    "relu", /*batch_norm=*/true));
   predict_ = register_module("predict", torch::nn::Linear(d + sizes.back(), 1));

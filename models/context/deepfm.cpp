@@ -6,8 +6,7 @@
 namespace recbole::models {
 
 DeepFM::DeepFM(const ModelContext& ctx) : ContextModel("DeepFM", ctx) {
-  std::vector<int64_t> sizes{num_fields_ * embedding_size_};
-  for (int64_t h : ctx.config.get_int_list("mlp_hidden_size")) sizes.push_back(h);
+  const std::vector<int64_t> sizes = mlp_sizes(ctx, num_fields_ * embedding_size_);
   mlp_ = register_module("mlp",
                          layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));
   predict_ = register_module("predict", torch::nn::Linear(sizes.back(), 1));

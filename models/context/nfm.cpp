@@ -7,8 +7,7 @@
 namespace recbole::models {
 
 NFM::NFM(const ModelContext& ctx) : ContextModel("NFM", ctx) {
-  std::vector<int64_t> sizes{embedding_size_};
-  for (int64_t h : ctx.config.get_int_list("mlp_hidden_size")) sizes.push_back(h);
+  const std::vector<int64_t> sizes = mlp_sizes(ctx, embedding_size_);
   bn_ = register_module("bn", torch::nn::BatchNorm1d(embedding_size_));
   mlp_ = register_module("mlp", layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"),
                                                    "sigmoid", /*batch_norm=*/true));

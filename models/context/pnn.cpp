@@ -17,9 +17,8 @@ PNN::PNN(const ModelContext& ctx)
   const int64_t pairs = static_cast<int64_t>(r.size());
   rows_ = register_buffer("rows", torch::tensor(r, torch::kInt64));
   cols_ = register_buffer("cols", torch::tensor(c, torch::kInt64));
-  std::vector<int64_t> sizes{num_fields_ * embedding_size_ + (use_inner_ ? pairs : 0) +
-                             (use_outer_ ? pairs : 0)};
-  for (int64_t h : ctx.config.get_int_list("mlp_hidden_size")) sizes.push_back(h);
+  const std::vector<int64_t> sizes = mlp_sizes(
+      ctx, num_fields_ * embedding_size_ + (use_inner_ ? pairs : 0) + (use_outer_ ? pairs : 0));
   mlp_ = register_module("mlp",
                          layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));
   predict_ = register_module("predict", torch::nn::Linear(sizes.back(), 1));

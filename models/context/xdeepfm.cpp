@@ -46,8 +46,7 @@ XDeepFM::XDeepFM(const ModelContext& ctx)
     }
   }
   cin_linear_ = register_module("cin_linear", torch::nn::Linear(out_width, 1));
-  std::vector<int64_t> sizes{num_fields_ * embedding_size_};
-  for (int64_t h : ctx.config.get_int_list("mlp_hidden_size")) sizes.push_back(h);
+  std::vector<int64_t> sizes = mlp_sizes(ctx, num_fields_ * embedding_size_);
   sizes.push_back(1);
   mlp_ = register_module("mlp",
                          layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));

@@ -1,6 +1,7 @@
 #include "recbole/serving/context_serving.h"
 
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,10 +47,18 @@ data::FeatureSchema schema_from_json(const nlohmann::json& j) {
   return schema;
 }
 
+// Columns are stored by position ("c0", "c1", ...) with their names beside them: a field name
+// is not always a valid archive key (ml-100k's genres field is "class", a keyword of the
+// serialised format).
 void write_columns(torch::serialize::OutputArchive& archive, const char* key,
                    const std::vector<std::pair<std::string, torch::Tensor>>& columns) {
   torch::serialize::OutputArchive nested;
-  for (const auto& [name, t] : columns) nested.write(name, t);
+  nlohmann::json names = nlohmann::json::array();
+  for (size_t i = 0; i < columns.size(); ++i) {
+    names.push_back(columns[i].first);
+    nested.write("c" + std::to_string(i), columns[i].second);
+  }
+  nested.write("names", c10::IValue(names.dump()));
   archive.write(key, nested);
 }
 
@@ -115,13 +124,25 @@ pipeline::FeatureColumns read_columns(torch::serialize::InputArchive& section, c
                                       const data::FeatureSchema& schema, data::FeatureSide side,
                                       int64_t rows, const std::string& damaged) {
   torch::serialize::InputArchive nested;
-  if (!section.try_read(key, nested)) throw Error(damaged + " (no " + key + " columns)");
+  c10::IValue names_value;
+  if (!section.try_read(key, nested) || !nested.try_read("names", names_value) ||
+      !names_value.isString())
+    throw Error(damaged + " (no " + key + " columns)");
+  std::map<std::string, size_t> position;
+  try {
+    const nlohmann::json names = nlohmann::json::parse(names_value.toStringRef());
+    for (size_t i = 0; i < names.size(); ++i) position[names.at(i).get<std::string>()] = i;
+  } catch (const std::exception& e) {
+    throw Error(damaged + " (" + key + " column names: " + e.what() + ")");
+  }
   pipeline::FeatureColumns columns;
   for (const data::FeatureSpec& f : schema.fields) {
     if (f.side != side || !f.is_input() || f.name == schema.uid_field || f.name == schema.iid_field)
       continue;
     torch::Tensor t;
-    if (!nested.try_read(f.name, t) || t.dim() < 1 || t.size(0) != rows)
+    const auto at = position.find(f.name);
+    if (at == position.end() || !nested.try_read("c" + std::to_string(at->second), t) ||
+        t.dim() < 1 || t.size(0) != rows)
       throw Error(damaged + " (column " + f.name + ")");
     columns.add(f.name, t.contiguous());
   }
@@ -157,11 +178,6 @@ std::unique_ptr<TaskServing> load(torch::serialize::InputArchive& section,
 
 }  // namespace
 
-TaskServingHooks context_serving_hooks() {
-  TaskServingHooks hooks;
-  hooks.prepare = prepare;
-  hooks.load = load;
-  return hooks;
-}
+TaskServingHooks context_serving_hooks() { return {prepare, load}; }
 
 }  // namespace recbole::serving

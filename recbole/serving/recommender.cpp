@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <mutex>
@@ -221,6 +222,14 @@ struct Recommender::Impl {
     }
   }
 };
+
+std::string Recommender::Info::summary() const {
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%.2f", load_seconds);
+  return model + " on " + dataset + ": " + std::to_string(n_users - 1) + " users, " +
+         std::to_string(n_items - 1) + " items, scored by " + scorer + ", index " + index +
+         " (loaded in " + seconds + " s)";
+}
 
 Recommender::Recommender() : impl_(std::make_unique<Impl>()) {}
 Recommender::~Recommender() = default;

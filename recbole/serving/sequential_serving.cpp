@@ -117,11 +117,6 @@ std::unique_ptr<TaskServing> load(torch::serialize::InputArchive& section,
 
 }  // namespace
 
-TaskServingHooks sequential_serving_hooks() {
-  TaskServingHooks hooks;
-  hooks.prepare = prepare;
-  hooks.load = load;
-  return hooks;
-}
+TaskServingHooks sequential_serving_hooks() { return {prepare, load}; }
 
 }  // namespace recbole::serving

@@ -1,6 +1,7 @@
 #pragma once
 // A tiny synthetic dataset and the objects a model is built from, shared by the model tests.
 #include <memory>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,6 +87,20 @@ inline torch::Tensor all_scores(models::Model& m, const DeviceManager& device, i
 }
 
 // The model's parameter `name` as a float64 CPU copy.
+// Saves `from` (Model::save) through bytes and loads them into `into` (a fresh model of the
+// same config), then sets `into` to eval mode: a checkpoint's round trip.
+inline void save_and_load(models::Model& from, models::Model& into, const torch::Device& device) {
+  torch::serialize::OutputArchive out;
+  from.save(out);
+  std::ostringstream bytes;
+  out.save_to(bytes);
+  torch::serialize::InputArchive in;
+  std::istringstream read(bytes.str());
+  in.load_from(read, device);
+  into.load(in);
+  into.eval();
+}
+
 inline torch::Tensor param(const models::Model& m, const std::string& name) {
   return m.named_parameters()[name].detach().to(torch::kCPU, torch::kFloat64);
 }

@@ -17,6 +17,7 @@
 #include "recbole/pipeline/context_pipeline.h"
 #include "recbole/utils/device_manager.h"
 #include "recbole/utils/error.h"
+#include "tests/models/model_fixture.h"
 
 using recbole::models::Model;
 
@@ -104,17 +105,9 @@ TEST_CASE("every context model satisfies the context model contract",
       CHECK(torch::equal(run.scores(*again), s));
 
       // Save and load into a fresh model: identical scores.
-      torch::serialize::OutputArchive out;
-      m->save(out);
-      std::ostringstream bytes;
-      out.save_to(bytes);
       std::shared_ptr<Model> loaded =
           recbole::models::create_model(name, run.pipeline.model_context(run.device));
-      torch::serialize::InputArchive in;
-      std::istringstream read(bytes.str());
-      in.load_from(read, run.device.device());
-      loaded->load(in);
-      loaded->eval();
+      recbole::testing::save_and_load(*m, *loaded, run.device.device());
       CHECK(torch::equal(run.scores(*loaded), s));
     }
   }

@@ -154,16 +154,8 @@ TEST_CASE("every registered model satisfies the model contract", "[models][contr
       CHECK(torch::equal(all_scores(*again, h.device, d.n_users), first));
 
       // Save and load into a freshly constructed (unfitted) model: identical scores, no fit().
-      torch::serialize::OutputArchive out;
-      m->save(out);
-      std::ostringstream bytes;
-      out.save_to(bytes);
       std::shared_ptr<Model> loaded = h.create();
-      torch::serialize::InputArchive in;
-      std::istringstream read(bytes.str());
-      in.load_from(read, h.device.device());
-      loaded->load(in);
-      loaded->eval();
+      recbole::testing::save_and_load(*m, *loaded, h.device.device());
       CHECK(torch::equal(all_scores(*loaded, h.device, d.n_users), first));
     }
   }

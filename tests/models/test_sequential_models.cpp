@@ -138,16 +138,8 @@ TEST_CASE("every sequential model satisfies the model contract", "[models][contr
       h.train(*again);
       CHECK(torch::equal(h.scores(*again, rows), s));
       // Save and load: identical scores.
-      torch::serialize::OutputArchive out;
-      m->save(out);
-      std::ostringstream bytes;
-      out.save_to(bytes);
       std::shared_ptr<Model> loaded = h.create();
-      torch::serialize::InputArchive in;
-      std::istringstream read(bytes.str());
-      in.load_from(read, h.device.device());
-      loaded->load(in);
-      loaded->eval();
+      recbole::testing::save_and_load(*m, *loaded, h.device.device());
       CHECK(torch::equal(h.scores(*loaded, rows), s));
       // BPR: trains on sampled negatives.
       if (recbole::config::find_model_key(name, "loss_type")) {

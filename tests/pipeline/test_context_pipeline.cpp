@@ -88,7 +88,7 @@ TEST_CASE("a context model on ml-100k gets RecBole's preset, labels, splits and 
   const YAML::Node ea = l.config.node("eval_args");
   CHECK(ea["mode"]["valid"].as<std::string>() == "labeled");
   CHECK(l.config.get_string("valid_metric") == "AUC");
-  CHECK(l.config.get_string_list("metrics") == std::vector<std::string>{"AUC", "LogLoss"});
+  CHECK(l.config.get_string_list("metrics") == std::vector<std::string>({"AUC", "LogLoss"}));
 
   recbole::pipeline::ContextPipeline p(l.config, l.dataset, l.split);
   const std::vector<float>& labels = p.labels();

@@ -65,13 +65,13 @@ std::vector<std::string> describe(const SequenceStore& s, const SequenceSamples&
 TEST_CASE("sequence samples, leave-one-out and padding as RecBole's fixture", "[sequential]") {
   const SequenceStore s = fixture();
   using V = std::vector<std::string>;
-  CHECK(describe(s, s.train()) == V{"1: [1] -> 2", "1: [1,2] -> 3", "1: [1,2,3] -> 4",
-                                    "1: [1,2,3,4] -> 5", "1: [1,2,3,4,5] -> 6", "2: [4] -> 5",
-                                    "2: [4,5] -> 6", "3: [4] -> 5", "4: [3] -> 4"});
-  CHECK(describe(s, s.valid()) == V{"1: [1,2,3,4,5,6] -> 7", "2: [4,5,6] -> 7"});
+  CHECK(describe(s, s.train()) ==
+        V({"1: [1] -> 2", "1: [1,2] -> 3", "1: [1,2,3] -> 4", "1: [1,2,3,4] -> 5",
+           "1: [1,2,3,4,5] -> 6", "2: [4] -> 5", "2: [4,5] -> 6", "3: [4] -> 5", "4: [3] -> 4"}));
+  CHECK(describe(s, s.valid()) == V({"1: [1,2,3,4,5,6] -> 7", "2: [4,5,6] -> 7"}));
   // The test input holds the valid target; u3 (3 interactions) has a test sample, no valid one.
   CHECK(describe(s, s.test()) ==
-        V{"1: [1,2,3,4,5,6,7] -> 8", "2: [4,5,6,7] -> 8", "3: [4,5] -> 6"});
+        V({"1: [1,2,3,4,5,6,7] -> 8", "2: [4,5,6,7] -> 8", "3: [4,5] -> 6"}));
   CHECK(s.short_users().two == 1);
   CHECK(s.short_users().three == 1);
   // The sequences are stored once: one item per interaction.
@@ -81,7 +81,7 @@ TEST_CASE("sequence samples, leave-one-out and padding as RecBole's fixture", "[
 TEST_CASE("inputs keep the MAX_ITEM_LIST_LENGTH most recent items", "[sequential]") {
   const SequenceStore s = fixture(3);
   using V = std::vector<std::string>;
-  CHECK(describe(s, s.test()) == V{"1: [5,6,7] -> 8", "2: [5,6,7] -> 8", "3: [4,5] -> 6"});
+  CHECK(describe(s, s.test()) == V({"1: [5,6,7] -> 8", "2: [5,6,7] -> 8", "3: [4,5] -> 6"}));
   CHECK(describe(s, s.train())[4] == "1: [3,4,5] -> 6");
   CHECK_THROWS_AS(fixture(0), recbole::ConfigError);
 }
@@ -128,7 +128,7 @@ TEST_CASE("the next-item source gives every training sample once an epoch, and r
     for (int64_t r = 0; r < b.size(); ++r) targets.insert(b.items[r].item<int64_t>());
     batches.push_back(b);
   }
-  CHECK(targets == std::multiset<int64_t>{2, 3, 4, 5, 6, 5, 6, 5, 4});
+  CHECK(targets == std::multiset<int64_t>({2, 3, 4, 5, 6, 5, 6, 5, 4}));
   // Skipping two batches gives the third as it was.
   source->start_epoch(2);
   source->skip_batches(2);

@@ -19,7 +19,7 @@ namespace recbole::testing {
 
 // A small dataset written once per test process: 150 users, 120 items, ~3,500 interactions
 // with a popularity skew (users "u1".."u150", items "1".."120"), under a temporary data_path;
-// a user file (age) and an item file (genre, tags) for the context models.
+// a user file (age) and an item file (genre, class) for the context models.
 inline const std::string& serving_data_path() {
   static const std::string path = [] {
     const std::filesystem::path root = std::filesystem::temp_directory_path() /
@@ -46,8 +46,9 @@ inline const std::string& serving_data_path() {
     std::ofstream users(root / "serving_tiny" / "serving_tiny.user");
     users << "user_id:token\tage:token\n";
     for (int u = 1; u <= 150; ++u) users << "u" << u << "\t" << (u % 5) * 10 << "\n";
+    // "class" as ml-100k's genres: a keyword of libtorch's archive format, not a valid key there.
     std::ofstream items(root / "serving_tiny" / "serving_tiny.item");
-    items << "item_id:token\tgenre:token\ttags:token_seq\n";
+    items << "item_id:token\tgenre:token\tclass:token_seq\n";
     for (int i = 1; i <= 120; ++i)
       items << i << "\tg" << i % 7 << "\tt" << i % 5 << (i % 3 ? " s" + std::to_string(i % 3) : "")
             << "\n";

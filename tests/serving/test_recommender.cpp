@@ -294,7 +294,7 @@ TEST_CASE("every registered model: a fresh Recommender from the checkpoint ranks
         const std::vector<std::pair<std::string, std::string>> features = {
             {"load_col",
              "{inter: [user_id, item_id, rating], user: [user_id, age], item: [item_id, genre, "
-             "tags]}"},
+             "class]}"},
             {"threshold", "{rating: 4}"}};
         const std::string checkpoint = train_checkpoint(name, dir, features);
         const std::shared_ptr<const Recommender> rec = Recommender::load(checkpoint);

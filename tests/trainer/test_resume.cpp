@@ -16,6 +16,7 @@
 #include "recbole/utils/error.h"
 #include "recbole/utils/stop_signal.h"
 #include "tests/trainer/hand_run.h"
+#include "tests/trainer/stopping_source.h"
 #include "trainer/checkpoint_file.h"
 #include "trainer/resume_checkpoint.h"
 
@@ -26,30 +27,7 @@ using recbole::testing::TinyData;
 
 namespace {
 
-// Passes the batches of the real source through and asks the run to stop (as SIGTERM would)
-// when the `stop_at`-th batch (counted from 1 over the whole run) is handed out: the trainer
-// finishes that batch, then stops.
-class StoppingSource : public recbole::pipeline::TrainingSource {
- public:
-  StoppingSource(std::unique_ptr<TrainingSource> inner, int64_t stop_at)
-      : inner_(std::move(inner)), stop_at_(stop_at) {}
-  void start_epoch(int64_t epoch) override { inner_->start_epoch(epoch); }
-  bool next(recbole::data::Batch& batch) override {
-    if (!inner_->next(batch)) return false;
-    if (++handed_ == stop_at_) recbole::request_stop(SIGTERM);
-    return true;
-  }
-  int64_t batches_per_epoch() const override { return inner_->batches_per_epoch(); }
-  void skip_batches(int64_t n) override { inner_->skip_batches(n); }
-  recbole::data::TrainBatcher* sampled_pair_batcher() override {
-    return inner_->sampled_pair_batcher();
-  }
-
- private:
-  std::unique_ptr<TrainingSource> inner_;
-  int64_t stop_at_;
-  int64_t handed_ = 0;
-};
+using recbole::testing::StoppingSource;
 
 // Asks for the stop when `epoch` starts: the run stops after that epoch's first batch. (The
 // fused BPR path takes its batches from the batcher itself, not through next().)

@@ -21,6 +21,7 @@
 #include "recbole/utils/dist.h"
 #include "recbole/utils/stop_signal.h"
 #include "tests/models/model_fixture.h"
+#include "tests/trainer/stopping_source.h"
 #include "trainer/trainer.h"
 
 namespace fs = std::filesystem;
@@ -37,25 +38,6 @@ recbole::data::SequenceStore sequences(int64_t max_len) {
   ea.order = "TO";
   return recbole::data::SequenceStore::from_ordered(40, users, items, ea, max_len);
 }
-
-// Asks the run to stop when the `stop_at`-th batch is handed out.
-class StopAt : public recbole::pipeline::TrainingSource {
- public:
-  StopAt(std::unique_ptr<TrainingSource> inner, int64_t stop_at)
-      : inner_(std::move(inner)), stop_at_(stop_at) {}
-  void start_epoch(int64_t epoch) override { inner_->start_epoch(epoch); }
-  bool next(recbole::data::Batch& batch) override {
-    if (!inner_->next(batch)) return false;
-    if (++handed_ == stop_at_) recbole::request_stop(SIGTERM);
-    return true;
-  }
-  int64_t batches_per_epoch() const override { return inner_->batches_per_epoch(); }
-  void skip_batches(int64_t n) override { inner_->skip_batches(n); }
-
- private:
-  std::unique_ptr<TrainingSource> inner_;
-  int64_t stop_at_, handed_ = 0;
-};
 
 struct Outcome {
   std::vector<torch::Tensor> params;
@@ -76,7 +58,8 @@ Outcome run(const recbole::config::Config& config, const recbole::pipeline::Task
   auto m = recbole::models::create_model(model, task.model_context(dm));
   std::unique_ptr<recbole::pipeline::TrainingSource> source =
       task.training_source(m->input_type(), model, 0, 1);
-  if (stop_at > 0) source = std::make_unique<StopAt>(std::move(source), stop_at);
+  if (stop_at > 0)
+    source = std::make_unique<recbole::testing::StoppingSource>(std::move(source), stop_at);
   recbole::evaluator::Evaluator ev(recbole::evaluator::evaluator_settings_from_config(config), dm,
                                    dist, task.n_items(), task.item_train_count());
   recbole::trainer::Trainer trainer(config, *m, dm, dist, source.get(), ev,
