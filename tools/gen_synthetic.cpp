@@ -6,7 +6,10 @@
 // Writes DIR/NAME/NAME.inter (through a temporary file and a rename) with the header
 // user_id:token item_id:token rating:float timestamp:float. Users are uniform; item popularity
 // follows a power law (Zipf exponent `alpha` over a random item ranking); ratings are 1..5;
-// timestamps increase with the row, with jitter, over about three years.
+// timestamps increase with the row, with jitter, over about three years. Beside it, features
+// for the context models in ml-100k's shape: NAME.user (age, gender, occupation tokens) and
+// NAME.item (release_year token, class token_seq of 1-3 of 19 genres), read only when load_col
+// names them.
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -97,6 +100,40 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
+// Writes `path` through a temporary file and a rename; `row(id, rng)` gives the line of id.
+template <typename Row>
+void write_table(const std::filesystem::path& path, const std::string& header, int64_t n,
+                 std::mt19937_64& rng, Row row) {
+  const std::string tmp = path.string() + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) throw std::runtime_error(tmp + ": cannot write: " + std::strerror(errno));
+  std::string buf = header;
+  for (int64_t id = 1; id <= n; ++id) buf += std::to_string(id) + "\t" + row(rng) + "\n";
+  if (std::fwrite(buf.data(), 1, buf.size(), f) != buf.size() || std::fclose(f) != 0)
+    throw std::runtime_error(tmp + ": write failed");
+  std::filesystem::rename(tmp, path);
+}
+
+// NAME.user and NAME.item: features of every user and item id, from their own stream of `seed`.
+void write_features(const std::filesystem::path& dir, const Args& a) {
+  std::mt19937_64 rng(a.seed ^ 0x5eed5eedULL);
+  std::uniform_int_distribution<int> age(7, 73), sex(0, 1), job(0, 20), year(1922, 1998),
+      genre(0, 18), genres(1, 3);
+  write_table(dir / (a.name + ".user"),
+              "user_id:token\tage:token\tgender:token\toccupation:token\n", a.users, rng,
+              [&](std::mt19937_64& r) {
+                return std::to_string(age(r)) + (sex(r) ? "\tM\t" : "\tF\t") + "job" +
+                       std::to_string(job(r));
+              });
+  write_table(dir / (a.name + ".item"), "item_id:token\trelease_year:token\tclass:token_seq\n",
+              a.items, rng, [&](std::mt19937_64& r) {
+                std::string line = std::to_string(year(r)) + "\t";
+                const int n = genres(r);
+                for (int k = 0; k < n; ++k) line += (k ? " g" : "g") + std::to_string(genre(r));
+                return line;
+              });
+}
+
 }  // namespace
 
 constexpr const char* kUsage =
@@ -104,7 +141,8 @@ constexpr const char* kUsage =
     "                     [--inters=20000000] [--seed=2020] [--alpha=1.0]\n\n"
     "Writes DIR/NAME/NAME.inter (user_id:token item_id:token rating:float timestamp:float):\n"
     "uniform users, power-law item popularity (Zipf exponent alpha), ratings 1..5, timestamps\n"
-    "increasing over about three years.\n"
+    "increasing over about three years; and features for the context models: NAME.user (age,\n"
+    "gender, occupation) and NAME.item (release_year, class: 1-3 genres), as ml-100k's.\n"
     "  --version  print the version\n";
 
 int main(int argc, char** argv) {
@@ -171,10 +209,12 @@ int main(int argc, char** argv) {
       throw std::runtime_error(tmp + ": write failed");
     }
     std::filesystem::rename(tmp, path);
+    write_features(dir, a);
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << "Wrote " << path.string() << ": " << a.inters << " interactions, "
-              << std::filesystem::file_size(path) / 1e6 << " MB in " << secs << " s\n";
+              << std::filesystem::file_size(path) / 1e6 << " MB in " << secs << " s (and " << a.name
+              << ".user, " << a.name << ".item)\n";
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "gen_synthetic: error: " << e.what() << "\n";

@@ -13,13 +13,32 @@ const data::FeatureSchema& context_schema(const ModelContext& ctx, const std::st
   return *ctx.features;
 }
 
-ContextModel::ContextModel(std::string name, const ModelContext& ctx)
+ContextModel::ContextModel(std::string name, const ModelContext& ctx, bool towers)
     : Model(name, ctx),
-      fields_(context_schema(ctx, name)),
+      fields_(context_schema(ctx, name), towers),
       embedding_size_(ctx.config.get_int("embedding_size")),
       num_fields_(fields_.size()) {
   embedding_ = register_module("embedding", layers::ContextEmbedding(fields_, embedding_size_));
   first_order_ = register_module("first_order", layers::FirstOrderLinear(fields_));
+}
+
+std::vector<int64_t> ContextModel::mlp_sizes(const ModelContext& ctx, int64_t input_width) {
+  std::vector<int64_t> sizes{input_width};
+  for (int64_t h : ctx.config.get_int_list("mlp_hidden_size")) sizes.push_back(h);
+  return sizes;
+}
+
+void ContextModel::refuse_field_map(const ModelContext& ctx) const {
+  if (!ctx.config.is_null("fields"))
+    throw ConfigError(ctx.config.source("fields") + ": " + name() +
+                      ": fields: a field map is a RecBole option not supported yet; expected null "
+                      "(every feature its own field)");
+}
+
+config::Key field_map_key() {
+  return config::Key("fields", config::KeyType::kMap)
+      .null()
+      .help("Field map {id: [features]} (only null, every feature its own field, is supported)");
 }
 
 void ContextModel::finish(bool init_linears) {

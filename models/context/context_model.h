@@ -6,17 +6,20 @@
 // regulariser (added once per batch); predict: σ(logits). Context models score labelled rows
 // only: full_sort_predict is an Error.
 #include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
 #include "models/layers/context_embedding.h"
 #include "models/model.h"
+#include "recbole/config/key_decl.h"
 
 namespace recbole::models {
 
 class ContextModel : public Model {
  public:
-  ContextModel(std::string name, const ModelContext& ctx);
+  // towers: embed only the user- and item-side fields (DSSM).
+  ContextModel(std::string name, const ModelContext& ctx, bool towers = false);
 
   // [B] float32 logits on the device (a probability for models with probability_output()).
   virtual torch::Tensor logits(const data::Batch& batch) = 0;
@@ -38,13 +41,20 @@ class ContextModel : public Model {
   // Ends a model's constructor: RecBole's xavier-normal pass (every Embedding; every Linear
   // unless linears is false, biases 0), then the move to the device.
   void finish(bool init_linears = true);
+  // The widths of a deep part: input_width, then mlp_hidden_size.
+  static std::vector<int64_t> mlp_sizes(const ModelContext& ctx, int64_t input_width);
+  // ConfigError unless `fields` is null (FFM, FwFM: a field map is not supported yet).
+  void refuse_field_map(const ModelContext& ctx) const;
 
-  const layers::ContextFields fields_;
-  const int64_t embedding_size_;
-  const int64_t num_fields_;
+  layers::ContextFields fields_;
+  int64_t embedding_size_;
+  int64_t num_fields_;
   layers::ContextEmbedding embedding_{nullptr};
   layers::FirstOrderLinear first_order_{nullptr};
 };
+
+// The `fields` key of FFM and FwFM: a field map {id: [features]}, only null supported.
+config::Key field_map_key();
 
 // The schema of a context ModelContext; ConfigError when the model is built for another task.
 const data::FeatureSchema& context_schema(const ModelContext& ctx, const std::string& model);

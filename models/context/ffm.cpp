@@ -1,16 +1,11 @@
 #include "models/context/ffm.h"
 
-#include "models/layers/key_checks.h"
 #include "recbole/config/config.h"
-#include "recbole/utils/error.h"
 
 namespace recbole::models {
 
 FFM::FFM(const ModelContext& ctx) : ContextModel("FFM", ctx) {
-  if (!ctx.config.is_null("fields"))
-    throw ConfigError(ctx.config.source("fields") +
-                      ": FFM: fields: a field map is a RecBole option not supported yet; "
-                      "expected null (every feature its own field)");
+  refuse_field_map(ctx);
   const int64_t n = num_fields_;
   for (int64_t k = 0; k < n; ++k)
     views_.push_back(register_module("view" + std::to_string(k),
@@ -64,10 +59,7 @@ RECBOLE_REGISTER_MODEL(FFM) {
        InputType::kPointwise,
        "field-aware factorisation machine: one embedding view per field, plus first-order weights",
        {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
-        Key("fields", KeyType::kMap)
-            .null()
-            .help("Field map {id: [features]} (only null, every feature its own field, is "
-                  "supported)")},
+        field_map_key()},
        [](const ModelContext& ctx) { return std::make_shared<FFM>(ctx); }});
 }
 

@@ -5,9 +5,9 @@
 
 namespace recbole::models::layers {
 
-ContextFields::ContextFields(const data::FeatureSchema& schema) {
+ContextFields::ContextFields(const data::FeatureSchema& schema, bool towers) {
   for (const data::FeatureSpec& f : schema.fields) {
-    if (!f.is_input()) continue;
+    if (!f.is_input() || (towers && f.side == data::FeatureSide::kInter)) continue;
     switch (f.type) {
       case data::FieldType::kToken:
         token.push_back(f);
@@ -24,6 +24,13 @@ ContextFields::ContextFields(const data::FeatureSchema& schema) {
     }
   }
   if (size() == 0) throw ConfigError("context model: the dataset has no feature field to embed");
+}
+
+std::vector<data::FeatureSide> ContextFields::sides() const {
+  std::vector<data::FeatureSide> out;
+  for (const auto* group : {&token_seq, &token, &float_seq, &float_fields})
+    for (const data::FeatureSpec& f : *group) out.push_back(f.side);
+  return out;
 }
 
 std::vector<std::string> ContextFields::names() const {

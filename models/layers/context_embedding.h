@@ -26,7 +26,9 @@ namespace recbole::models::layers {
 // The fields a context model embeds, grouped by type (RecBole's four lists).
 struct ContextFields {
   std::vector<data::FeatureSpec> token, token_seq, float_fields, float_seq;
-  explicit ContextFields(const data::FeatureSchema& schema);
+  // towers: only user- and item-side fields (RecBole's double tower; interaction-side
+  // features are left out).
+  explicit ContextFields(const data::FeatureSchema& schema, bool towers = false);
   // F: the number of embedded fields.
   int64_t size() const {
     return static_cast<int64_t>(token.size() + token_seq.size() + float_fields.size() +
@@ -34,6 +36,8 @@ struct ContextFields {
   }
   // Field names in E's order (token_seq, token, float_seq, float).
   std::vector<std::string> names() const;
+  // Field sides in E's order.
+  std::vector<data::FeatureSide> sides() const;
 };
 
 class ContextEmbeddingImpl : public torch::nn::Module {
