@@ -7,6 +7,7 @@
 
 #include "recbole/config/model_keys.h"
 #include "recbole/utils/error.h"
+#include "recbole/utils/torch_compat.h"
 
 namespace recbole::models {
 
@@ -66,6 +67,13 @@ torch::Tensor Model::train_step(const data::Batch& batch, TrainStep& step) {
   torch::Tensor loss = calculate_loss(batch);
   device_.check(loss, name_, "loss");
   loss.backward();
+  // A parameter this loss does not reach (KGAT's KG pass leaves the user table alone) keeps a
+  // zero gradient once the optimizer has stepped it, as PyTorch's zero_grad leaves it, so its
+  // moments still move it — also in a resumed run, whose parameters come back without gradients.
+  for (auto& group : step.optimizer().param_groups())
+    for (auto& p : group.params())
+      if (!p.grad().defined() && compat::has_optimizer_state(step.optimizer(), p))
+        p.mutable_grad() = torch::zeros_like(p);
   step.finish_gradients();
   step.optimizer().step();
   return loss.detach();

@@ -25,6 +25,7 @@
 #include "recbole/data/batch.h"
 #include "recbole/data/feature_schema.h"
 #include "recbole/data/interaction_matrix.h"
+#include "recbole/data/knowledge_graph.h"
 #include "recbole/utils/device_manager.h"
 
 namespace recbole::config {
@@ -39,6 +40,9 @@ namespace recbole::models {
 
 // RecBole's ModelType: which task pipeline prepares the data.
 enum class Task { kGeneral, kSequential, kContext, kKnowledge };
+// What one pass over the training source yields: its own batches (the input type's), or the
+// knowledge graph's triples alone (KGAT's KG pass; knowledge task only).
+enum class PassBatches { kMain, kKnowledgeGraph };
 // RecBole's InputType, plus the two shapes RecBole expresses otherwise: what a training batch
 // holds.
 enum class InputType {
@@ -60,6 +64,8 @@ struct ModelContext {
   const DeviceManager& device;
   // Context task: the feature fields of the run (nullptr for the other tasks).
   const data::FeatureSchema* features = nullptr;
+  // Knowledge task: the knowledge graph (nullptr for the other tasks).
+  const data::KnowledgeGraph* knowledge = nullptr;
 };
 
 // What the trainer offers a training step.
@@ -163,6 +169,11 @@ class Model : public torch::nn::Module {
   // passes); each pass walks the source in a new order. on_pass_start(p) runs before pass p.
   virtual int64_t passes_per_epoch() const { return 1; }
   virtual void on_pass_start(int64_t pass) { (void)pass; }
+  // What pass p of an epoch walks (KGAT: its recommendation pass, then a KG pass).
+  virtual PassBatches pass_batches(int64_t pass) const {
+    (void)pass;
+    return PassBatches::kMain;
+  }
   virtual void on_epoch_end(int64_t epoch) { (void)epoch; }
   // Before every validation and the test (e.g. to refresh cached propagated embeddings).
   virtual void before_evaluation() {}
@@ -217,6 +228,10 @@ struct ModelDescriptor {
   // configs/model/<name>.yaml. A key of another model is an error naming these.
   std::vector<config::KeyDecl> keys;
   ModelFactory factory;
+  // Knowledge models: whether each training batch carries a batch of KG triples with negative
+  // tails (RecBole's RSKG state; models that ignore the KG part skip its sampling). KG-only
+  // passes (Model::pass_batches) are offered to every knowledge model.
+  bool kg_batches = false;
 };
 
 // Registers a model and its keys (a later registration of the same name replaces the earlier

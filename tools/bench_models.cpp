@@ -122,7 +122,8 @@ int main(int argc, char** argv) {
       recbole::models::register_builtin_models();
       for (const auto& d : recbole::models::registered_models())
         if ((d.task == recbole::models::Task::kGeneral ||
-             d.task == recbole::models::Task::kContext) &&
+             d.task == recbole::models::Task::kContext ||
+             d.task == recbole::models::Task::kKnowledge) &&
             d.input != recbole::models::InputType::kFitOnce)
           models.push_back(d.name);
     }

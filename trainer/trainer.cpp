@@ -217,6 +217,7 @@ int Trainer::train_epoch(int64_t epoch) {
     // tensor holds the float sum exactly, so a resumed epoch goes on from the same value.)
     torch::Tensor total = torch::full({}, epoch_loss_, device_.float_options());
     for (; point_.pass < passes; ++point_.pass, point_.batch = 0) {
+      source_->use_batches(model_.pass_batches(point_.pass));
       source_->start_epoch(epoch * passes + point_.pass);
       if (point_.batch > 0)
         source_->skip_batches(point_.batch);

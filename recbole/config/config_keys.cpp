@@ -151,6 +151,10 @@ std::vector<KeyDecl> make_declarations() {
       Key("require_pow", kBool, kTrain).help("EmbLoss uses squared norms instead of plain norms"),
       Key("enable_amp", kBool, kTrain).help("Mixed precision (autocast) in training"),
       Key("enable_scaler", kBool, kTrain).help("Gradient scaling for mixed precision (CUDA only)"),
+      Key("transform", kStr, kTrain)
+          .null()
+          .check(not_supported_yet("batch transforms (BERT4Rec's mask_itemseq)"))
+          .help("RecBole: a transform applied to every batch; not supported yet"),
       Key("shuffle", kBool, kTrain).help("Shuffle the training interactions every epoch"),
       Key("fast_bpr", kBool, kTrain)
           .help("Use the fused BPR training path (CPU, one process, learner adam, "
@@ -278,6 +282,59 @@ std::vector<KeyDecl> make_declarations() {
       Key("benchmark_filename", kStrList, kData)
           .null()
           .help("Suffixes of pre-split files <dataset>.<suffix>.inter used as train, valid, test"),
+      // ---- Sequential field names (RecBole's sample.yaml) ----
+      Key("ITEM_LIST_LENGTH_FIELD", kStr, kData)
+          .help("Name of a sequential sample's length column (batches carry it as "
+                "item_seq_len whatever its name)"),
+      Key("LIST_SUFFIX", kStr, kData)
+          .help("Suffix of a sequential sample's history columns (item_id + suffix)"),
+      Key("POSITION_FIELD", kStr, kData)
+          .help("Name of the position column of sequential models (positions are computed, not "
+                "loaded)"),
+      Key("discretization", kMap, kData)
+          .null()
+          .check(not_supported_yet("bucketing numerical context features"))
+          .help("RecBole: how context models bucket numerical features; not supported yet"),
+      // ---- Knowledge graph (RecBole's sample.yaml; knowledge models) ----
+      Key("HEAD_ENTITY_ID_FIELD", kStr, kData).help("Head entity column of the .kg file"),
+      Key("TAIL_ENTITY_ID_FIELD", kStr, kData).help("Tail entity column of the .kg file"),
+      Key("RELATION_ID_FIELD", kStr, kData).help("Relation column of the .kg file"),
+      Key("ENTITY_ID_FIELD", kStr, kData)
+          .help("Entity column of the .link file (item_id -> entity_id)"),
+      Key("kg_reverse_r", kBool, kData)
+          .null()
+          .help("Add a reverse triple (t, r_r, h) for every KG triple, with its own relation id"),
+      Key("entity_kg_num_interval", kStr, kData)
+          .null()
+          .shape(kIntervalShape)
+          .check(check_interval)
+          .help("Keep KG triples whose head and tail occur in a number of triples inside the "
+                "interval (to a fixed point); null = no filter"),
+      Key("relation_kg_num_interval", kStr, kData)
+          .null()
+          .shape(kIntervalShape)
+          .check(check_interval)
+          .help("Keep KG triples whose relation occurs in a number of triples inside the "
+                "interval; null = no filter"),
+      // ---- Id aliases and preloaded weights ----
+      Key("alias_of_user_id", kStrList, kData)
+          .null()
+          .help("Token fields that hold user ids: remapped together with USER_ID_FIELD"),
+      Key("alias_of_item_id", kStrList, kData)
+          .null()
+          .help("Token fields that hold item ids: remapped together with ITEM_ID_FIELD"),
+      Key("alias_of_entity_id", kStrList, kData)
+          .null()
+          .check(not_supported_yet("fields sharing the KG entity ids"))
+          .help("RecBole: token fields that hold KG entity ids; not supported yet"),
+      Key("alias_of_relation_id", kStrList, kData)
+          .null()
+          .check(not_supported_yet("fields sharing the KG relation ids"))
+          .help("RecBole: token fields that hold KG relation ids; not supported yet"),
+      Key("preload_weight", kMap, kData)
+          .null()
+          .check(not_supported_yet("pretrained vectors per id"))
+          .help("RecBole: {id field: vector field} preloaded as a matrix; not supported yet"),
       Key("encoding", kStr, kData)
           .null()
           .check(check_utf8)

@@ -405,6 +405,12 @@ std::function<YAML::Node(const YAML::Node&)> off_only(std::string expected) {
   };
 }
 
+std::function<YAML::Node(const YAML::Node&)> not_supported_yet(std::string feature) {
+  return [feature](const YAML::Node& v) -> YAML::Node {
+    throw InvalidValue("", "null (a RecBole key not supported yet: " + feature + ")", v);
+  };
+}
+
 YAML::Node check_no_path(const YAML::Node& v) {
   throw InvalidValue("", "no path (saving datasets and dataloaders is not supported): ~ or null",
                      v);

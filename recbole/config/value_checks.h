@@ -52,6 +52,9 @@ YAML::Node check_wandb_off(const YAML::Node& v);
 // (false, or an empty list), so that RecBole's YAML files load, and an error otherwise (never
 // silently ignored). `expected` is the message.
 std::function<YAML::Node(const YAML::Node&)> off_only(std::string expected);
+// RecBole keys whose feature is not built yet: null is accepted (RecBole's default), any other
+// value is an error saying so; `feature` names what the key does.
+std::function<YAML::Node(const YAML::Node&)> not_supported_yet(std::string feature);
 // Paths of saved datasets and dataloaders: any value other than null is an error.
 YAML::Node check_no_path(const YAML::Node& v);
 // encoding: utf-8, utf8 or ascii.

@@ -23,6 +23,9 @@ struct Batch {
   torch::Tensor item_seq_len;  // [B] int64: the length of each sequence
   torch::Tensor history;       // [B, n_items] float32 0/1: each row's training items (user rows)
   std::map<std::string, torch::Tensor> features;  // feature fields by field name
+  // Knowledge models: a batch of KG triples beside the recommendation rows ([B_kg] int64 each;
+  // B_kg need not equal B): entity ids (items are entities 0..n_items-1) and relation ids.
+  torch::Tensor kg_heads, kg_relations, kg_tails, kg_neg_tails;
 
   // The number of rows: the first dimension of the first defined column (0 when none).
   int64_t size() const {
@@ -36,8 +39,8 @@ struct Batch {
   // Calls f(tensor&) for every defined column, the feature fields included.
   template <typename F>
   void for_each_column(F&& f) {
-    for (torch::Tensor* t :
-         {&users, &items, &neg_items, &labels, &item_seq, &item_seq_len, &history})
+    for (torch::Tensor* t : {&users, &items, &neg_items, &labels, &item_seq, &item_seq_len,
+                             &history, &kg_heads, &kg_relations, &kg_tails, &kg_neg_tails})
       if (t->defined()) f(*t);
     for (auto& [name, t] : features)
       if (t.defined()) f(t);

@@ -146,8 +146,10 @@ class DatasetLoader {
       filter_by_value();
       filter_inter_by_user_or_item();
       filter_by_inter_num();
+      filter_knowledge();
     }
     remap_all();
+    merge_items_and_entities();
     prepare_feature_tables();
     fill_nan();
     set_label_by_threshold();
@@ -220,6 +222,16 @@ class DatasetLoader {
     namespace fs = std::filesystem;
     vocabularies_[opt().uid_field] = std::make_shared<Vocabulary>();
     vocabularies_[opt().iid_field] = std::make_shared<Vocabulary>();
+    // Alias fields intern into their id field's vocabulary, so that one remap covers them.
+    for (const auto& [aliases, field] : {std::pair{&opt().user_aliases, &opt().uid_field},
+                                         std::pair{&opt().item_aliases, &opt().iid_field}})
+      for (const std::string& a : *aliases) {
+        if (a == opt().uid_field || a == opt().iid_field || vocabularies_.count(a))
+          throw ConfigError("alias_of_user_id / alias_of_item_id: \"" + a +
+                            "\" is an id field or listed twice; expected other token fields, "
+                            "each in one alias list");
+        vocabularies_[a] = vocabularies_[*field];
+      }
 
     AtomicFileOptions fo;
     if (!selection("inter", fo)) {
@@ -292,6 +304,13 @@ class DatasetLoader {
       *slot = std::move(t);
     }
 
+    if (opt().knowledge()) {
+      kg_.emplace(opt().dataset_dir(), opt().dataset, opt().iid_field, opt().kg,
+                  opt().load_col->at("kg"), opt().load_col->at("link"), opt().field_separator);
+      ds_.stats_.bytes_read += kg_->bytes_read();
+    }
+    check_aliases();
+
     // RecBole's field order: inter columns, then user, then item (first occurrence wins).
     for (const Table* t : tables()) {
       for (const Column& c : t->columns()) {
@@ -301,6 +320,67 @@ class DatasetLoader {
         }
       }
     }
+  }
+
+  // Every alias names a loaded token column.
+  void check_aliases() {
+    for (const auto& [aliases, key] : {std::pair{&opt().user_aliases, "alias_of_user_id"},
+                                       std::pair{&opt().item_aliases, "alias_of_item_id"}})
+      for (const std::string& a : *aliases) {
+        bool found = false;
+        for (Table* t : tables())
+          if (t->has(a)) {
+            found = true;
+            if (!t->column(a).is_token_like())
+              throw ConfigError(std::string(key) + ": " + t->source() + ": column " + a +
+                                " is of type " + field_type_name(t->column(a).type) +
+                                "; expected a token or token_seq field");
+          }
+        if (!found)
+          throw ConfigError(std::string(key) + ": no loaded column \"" + a +
+                            "\" in the .inter, .user or .item file (check load_col)");
+      }
+  }
+
+  // The knowledge filters, after the generic ones: KG triples by their counts, then the link,
+  // then the interactions of items left without a link (RecBole's _filter_link).
+  void filter_knowledge() {
+    if (!kg_) return;
+    kg_->filter_triples();
+    std::vector<const Column*> items{&ds_.inter_.column(opt().iid_field)};
+    if (ds_.item_) items.push_back(&ds_.item_->column(opt().iid_field));
+    const std::vector<uint8_t> linked = kg_->linked_items(items, *vocabularies_[opt().iid_field]);
+    const std::vector<int32_t>& ids = ds_.inter_.column(opt().iid_field).tokens;
+    std::vector<uint8_t> keep(ids.size());
+    int64_t dropped = 0;
+    for (size_t r = 0; r < ids.size(); ++r) {
+      keep[r] = linked[size_t(ids[r])];
+      dropped += keep[r] ? 0 : 1;
+    }
+    if (dropped > 0) {
+      log::info(ds_.inter_.source() + ": " + std::to_string(dropped) +
+                " interactions of items without a link to the knowledge graph dropped");
+      ds_.inter_.filter(keep);
+    }
+    check_not_empty("the link filter (interactions of items with no .link entry are dropped)");
+  }
+
+  // Items re-ordered (pad, unlinked, linked) and the KG's entities merged into the item ids.
+  void merge_items_and_entities() {
+    if (!kg_) return;
+    const std::shared_ptr<Vocabulary> old = ds_.inter_.column(opt().iid_field).vocab;
+    const std::vector<int32_t> order = kg_->item_order(*old);
+    std::vector<int32_t> at(order.size());
+    for (size_t i = 0; i < order.size(); ++i) at[size_t(order[i])] = static_cast<int32_t>(i);
+    auto vocab = std::make_shared<Vocabulary>();
+    for (int32_t id : at) vocab->append(old->token(id));
+    for (Table* t : tables())
+      for (Column& c : t->columns())
+        if (c.vocab == old) {
+          for (int32_t& v : c.tokens) v = order[size_t(v)];
+          c.vocab = vocab;
+        }
+    ds_.kg_ = kg_->build();
   }
 
   std::vector<Table*> tables() {
@@ -573,16 +653,29 @@ class DatasetLoader {
   }
 
   void remap_all() {
-    std::vector<Column*> users{&ds_.inter_.column(opt().uid_field)};
-    if (ds_.user_) users.push_back(&ds_.user_->column(opt().uid_field));
-    ds_.n_users_ = remap_space(users)->size();
-    std::vector<Column*> items{&ds_.inter_.column(opt().iid_field)};
-    if (ds_.item_) items.push_back(&ds_.item_->column(opt().iid_field));
-    ds_.n_items_ = remap_space(items)->size();
+    // An id space: the .inter column, the feature file's, then the alias fields in listed order.
+    auto space = [&](const std::string& field, std::optional<Table>& feat,
+                     const std::vector<std::string>& aliases) {
+      std::vector<Column*> cols{&ds_.inter_.column(field)};
+      if (feat) cols.push_back(&feat->column(field));
+      for (const std::string& a : aliases)
+        for (Table* t : tables())
+          if (t->has(a)) cols.push_back(&t->column(a));
+      return remap_space(cols)->size();
+    };
+    ds_.n_users_ = space(opt().uid_field, ds_.user_, opt().user_aliases);
+    ds_.n_items_ = space(opt().iid_field, ds_.item_, opt().item_aliases);
+    auto aliased = [&](const std::string& name) {
+      for (const auto* list : {&opt().user_aliases, &opt().item_aliases})
+        if (std::find(list->begin(), list->end(), name) != list->end()) return true;
+      return false;
+    };
     // Every other token field is its own id space.
     for (Table* t : tables()) {
       for (Column& c : t->columns()) {
-        if (!c.is_token_like() || c.name == opt().uid_field || c.name == opt().iid_field) continue;
+        if (!c.is_token_like() || c.name == opt().uid_field || c.name == opt().iid_field ||
+            aliased(c.name))
+          continue;
         remap_space({&c});
       }
     }
@@ -732,6 +825,7 @@ class DatasetLoader {
 
   Dataset ds_;
   std::map<std::string, std::shared_ptr<Vocabulary>> vocabularies_;
+  std::optional<KnowledgeLoader> kg_;
 };
 
 Dataset Dataset::load(const DatasetOptions& options) { return DatasetLoader(options).run(); }
@@ -806,6 +900,7 @@ std::string Dataset::summary() const {
     out += (i ? ", '" : "'") + field_names_[i] + "'";
   }
   out += "]";
+  if (kg_) out += "\n" + kg_->summary();
   return out;
 }
 

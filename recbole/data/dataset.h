@@ -13,7 +13,9 @@
 // Deliberate differences from RecBole: rm_dup_inter sorts by time with a stable sort (pandas uses
 // a non-stable quicksort, so ties may be ordered differently); CRLF files are accepted; a
 // load_col column missing from a header is an error; duplicate ids in .user/.item keep their
-// first row; alias_of_* keys and additional feature files are not supported.
+// first row; alias_of_entity_id / alias_of_relation_id, preload_weight and additional feature
+// files are not supported. With load_col.kg, the knowledge graph loads beside the tables and
+// drops the interactions of unlinked items (knowledge_graph.h).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "recbole/data/dataset_options.h"
+#include "recbole/data/knowledge_graph.h"
 #include "recbole/data/table.h"
 
 namespace recbole::data {
@@ -83,6 +86,9 @@ class Dataset {
   // Interaction columns that are written out and handed to training: all but unused_col.inter.
   bool is_unused_inter_field(std::string_view name) const;
 
+  // The knowledge graph (load_col has kg and link entries), or null.
+  const KnowledgeGraph* knowledge_graph() const { return kg_ ? &*kg_ : nullptr; }
+
   // With benchmark_filename: the number of rows of each part, in order (train, valid, test).
   const std::vector<int64_t>& benchmark_sizes() const { return benchmark_sizes_; }
 
@@ -97,6 +103,7 @@ class Dataset {
   Table inter_;
   std::optional<Table> user_;
   std::optional<Table> item_;
+  std::optional<KnowledgeGraph> kg_;
   std::vector<std::string> field_names_;
   std::vector<int64_t> benchmark_sizes_;
   int64_t n_users_ = 0;

@@ -262,6 +262,32 @@ DatasetOptions DatasetOptions::from_config(const Config& config) {
                             o.benchmark_filename[i] + "\" is given twice)",
                         config.node("benchmark_filename"));
   }
+  for (auto [key, out] : {std::pair{"alias_of_user_id", &o.user_aliases},
+                          std::pair{"alias_of_item_id", &o.item_aliases}})
+    if (r.present(key)) *out = r.string_list(key, config.node(key));
+  r.string("HEAD_ENTITY_ID_FIELD", o.kg.head_field);
+  r.string("TAIL_ENTITY_ID_FIELD", o.kg.tail_field);
+  r.string("RELATION_ID_FIELD", o.kg.relation_field);
+  r.string("ENTITY_ID_FIELD", o.kg.entity_field);
+  r.boolean("kg_reverse_r", o.kg.reverse_relations);
+  for (auto [key, out] :
+       {std::pair<const char*, std::string*>{"entity_kg_num_interval", &o.kg.entity_interval},
+        {"relation_kg_num_interval", &o.kg.relation_interval}}) {
+    if (r.present(key)) {
+      r.string(key, *out);
+      parse_intervals(*out, key);
+    } else if (config.has(key)) {
+      out->clear();
+    }
+  }
+  if (o.knowledge() && !o.load_col->count("link"))
+    throw ConfigError(config.source("load_col") +
+                      ": load_col: has a kg entry but no link entry; the knowledge graph needs "
+                      "the item-entity link too, e.g. link: [item_id, entity_id]");
+  if (o.kg.head_field == o.kg.tail_field)
+    throw ConfigError(config.source("HEAD_ENTITY_ID_FIELD") +
+                      ": HEAD_ENTITY_ID_FIELD and TAIL_ENTITY_ID_FIELD are both \"" +
+                      o.kg.head_field + "\"; expected two different columns of the .kg file");
   read_eval_args(r, o.eval_args);
   if (r.present("seed")) o.seed = config.get_int("seed");
   // A dataset missing from data_path is read where recbole-cpp ships it, if it does (the same

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "recbole/data/knowledge_graph.h"
+
 namespace recbole::config {
 class Config;
 }
@@ -69,6 +71,13 @@ struct DatasetOptions {
   bool normalize_all = false;
 
   std::vector<std::string> benchmark_filename;  // e.g. {train, valid, test}; empty = not set
+
+  // Token fields remapped together with the user (item) ids: alias_of_user_id (_item_id).
+  std::vector<std::string> user_aliases, item_aliases;
+
+  // The knowledge graph's fields and filters; read when load_col has a "kg" entry.
+  KnowledgeOptions kg;
+  bool knowledge() const { return load_col && load_col->count("kg") > 0; }
 
   EvalArgs eval_args;
   int64_t seed = 2020;

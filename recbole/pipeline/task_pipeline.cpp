@@ -4,6 +4,7 @@
 #include "recbole/data/dataset.h"
 #include "recbole/pipeline/context_pipeline.h"
 #include "recbole/pipeline/general_pipeline.h"
+#include "recbole/pipeline/knowledge_pipeline.h"
 #include "recbole/pipeline/sequential_pipeline.h"
 #include "recbole/utils/error.h"
 
@@ -18,6 +19,8 @@ std::unique_ptr<TaskPipeline> make_task_pipeline(models::Task task, const config
     return std::make_unique<SequentialPipeline>(config, dataset);
   if (task == models::Task::kContext)
     return std::make_unique<ContextPipeline>(config, dataset, split);
+  if (task == models::Task::kKnowledge)
+    return std::make_unique<KnowledgePipeline>(config, dataset, split);
   throw ConfigError("model: " + config.model() + " is a " + models::task_name(task) +
                     " model, and the " + models::task_name(task) +
                     " task has no pipeline in this version");

@@ -8,6 +8,13 @@
 
 namespace recbole::pipeline {
 
+void TrainingSource::use_batches(models::PassBatches batches) {
+  if (batches != models::PassBatches::kMain)
+    throw ConfigError(
+        "a pass over the knowledge graph's triples needs the knowledge task's data "
+        "(a knowledge model on a dataset with .kg and .link files)");
+}
+
 void TrainingSource::skip_batches(int64_t n) {
   data::Batch dropped;
   for (int64_t k = 0; k < n && next(dropped); ++k) {

@@ -40,6 +40,9 @@ class TrainingSource {
   // itself (between start_epoch and the epoch's end); nullptr for other sources. A source that
   // wraps another forwards the inner one's.
   virtual data::TrainBatcher* sampled_pair_batcher() { return nullptr; }
+  // What the passes that follow walk (set before start_epoch): the source's own batches, or the
+  // KG's triples alone, which only the knowledge task's source has (ConfigError otherwise).
+  virtual void use_batches(models::PassBatches batches);
 };
 
 // train_neg_sample_args, read once: RecBole's {distribution, sample_num, alpha, dynamic,

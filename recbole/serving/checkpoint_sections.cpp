@@ -10,6 +10,7 @@
 #include "recbole/data/dataset.h"
 #include "recbole/pipeline/task_pipeline.h"
 #include "recbole/serving/context_serving.h"
+#include "recbole/serving/knowledge_serving.h"
 #include "recbole/serving/sequential_serving.h"
 #include "recbole/utils/device_manager.h"
 #include "recbole/utils/error.h"
@@ -39,6 +40,7 @@ void put_hooks(models::Task task, TaskServingHooks hooks) {
 void register_builtin_task_serving() {
   put_hooks(models::Task::kSequential, sequential_serving_hooks());
   put_hooks(models::Task::kContext, context_serving_hooks());
+  put_hooks(models::Task::kKnowledge, knowledge_serving_hooks());
 }
 
 void ensure_builtin_hooks() {

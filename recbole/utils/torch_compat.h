@@ -23,4 +23,19 @@ inline bool cuda_available() { return torch::cuda::is_available(); }
 
 inline int64_t cuda_device_count() { return static_cast<int64_t>(torch::cuda::device_count()); }
 
+// Whether an optimizer's state() map holds state for parameter `p` (it has stepped it). The map
+// is keyed by the parameter's TensorImpl: as a string in 1.13, as a pointer in later versions
+// (a template, so that only the matching branch is compiled).
+template <typename StateMap>
+bool has_state_for(const StateMap& state, const torch::Tensor& p) {
+  using Key = typename StateMap::key_type;
+  if constexpr (std::is_same_v<Key, std::string>)
+    return state.count(c10::guts::to_string(p.unsafeGetTensorImpl())) > 0;
+  else
+    return state.count(static_cast<Key>(p.unsafeGetTensorImpl())) > 0;
+}
+inline bool has_optimizer_state(torch::optim::Optimizer& optimizer, const torch::Tensor& p) {
+  return has_state_for(optimizer.state(), p);
+}
+
 }  // namespace recbole::compat

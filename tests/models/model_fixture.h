@@ -33,8 +33,19 @@ struct TinyData {
   int64_t n_users = 40;
   int64_t n_items = 30;
   data::InteractionMatrix train, valid;
+  // A knowledge graph over the items (entities 1..29) and 15 more entities (30..44), with three
+  // relations: items 1..26 link to an item and an extra entity; the extra entities form a ring.
+  data::KnowledgeGraph kg;
 
   TinyData() {
+    std::vector<int32_t> heads, rels, tails;
+    for (int32_t i = 1; i <= 26; ++i) {
+      heads.push_back(i), rels.push_back(1 + i % 3), tails.push_back(30 + i % 15);
+      heads.push_back(i), rels.push_back(1), tails.push_back(1 + (i * 5) % 26);
+    }
+    for (int32_t j = 0; j < 15; ++j)
+      heads.push_back(30 + j), rels.push_back(3), tails.push_back(30 + (j + 1) % 15);
+    kg = data::KnowledgeGraph::from_ids(45, 3, 26, heads, rels, tails);
     std::vector<int32_t> tu, ti, vu, vi;
     for (int32_t u = 1; u < n_users; ++u) {
       const int32_t start = 1 + (u * 7) % 22;
@@ -64,7 +75,9 @@ struct ModelHarness {
       : config(std::move(c)),
         data(d),
         device(DeviceManager::from_config(config)),
-        ctx{config, d.n_users, d.n_items, d.train, device} {}
+        ctx{config, d.n_users, d.n_items, d.train, device} {
+    ctx.knowledge = &d.kg;
+  }
 
   std::shared_ptr<models::Model> create() { return models::create_model(config.model(), ctx); }
 };

@@ -1,6 +1,6 @@
-// The model contract, run over every registered model: it builds, fits (or trains a few
-// batches), scores have the right shape, dtype and device, seen items never reach the top-K,
-// a fixed seed repeats exactly, and a save/load round trip gives identical scores.
+// The model contract, run over every registered general and knowledge model: it builds, fits (or
+// trains a few batches), scores have the right shape, dtype and device, seen items never reach the
+// top-K, a fixed seed repeats exactly, and a save/load round trip gives identical scores.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 
 #include "models/model.h"
 #include "recbole/evaluator/evaluator.h"
+#include "recbole/pipeline/kg_triple_source.h"
 #include "recbole/pipeline/training_source.h"
 #include "recbole/utils/dist.h"
 #include "recbole/utils/error.h"
@@ -45,9 +46,13 @@ void train(Model& m, const TinyData& d, const recbole::DeviceManager& device,
   recbole::pipeline::SourceSettings settings =
       recbole::pipeline::source_settings_from_config(config, 0, 1);
   settings.batch_size = static_cast<int64_t>(users.size()) / 3;
-  auto source = recbole::pipeline::make_training_source(m.input_type(), m.name(),
-                                                        {users, items, d.train, counts}, settings);
+  std::unique_ptr<recbole::pipeline::TrainingSource> source =
+      recbole::pipeline::make_training_source(m.input_type(), m.name(),
+                                              {users, items, d.train, counts}, settings);
   REQUIRE(source != nullptr);
+  // Knowledge models that train on the KG get its triples beside each batch.
+  if (m.descriptor().kg_batches)
+    source = std::make_unique<recbole::pipeline::KgTripleSource>(std::move(source), d.kg, settings);
   source->start_epoch(0);
   recbole::data::Batch batch;
   for (int b = 0; b < 3 && source->next(batch); ++b) {

@@ -19,7 +19,8 @@ namespace recbole::testing {
 
 // A small dataset written once per test process: 150 users, 120 items, ~3,500 interactions
 // with a popularity skew (users "u1".."u150", items "1".."120"), under a temporary data_path;
-// a user file (age) and an item file (genre, class) for the context models.
+// a user file (age) and an item file (genre, class) for the context models, a .kg and a .link
+// for the knowledge models.
 inline const std::string& serving_data_path() {
   static const std::string path = [] {
     const std::filesystem::path root = std::filesystem::temp_directory_path() /
@@ -52,6 +53,17 @@ inline const std::string& serving_data_path() {
     for (int i = 1; i <= 120; ++i)
       items << i << "\tg" << i % 7 << "\tt" << i % 5 << (i % 3 ? " s" + std::to_string(i % 3) : "")
             << "\n";
+    // A knowledge graph for the knowledge models (loaded only when load_col names it): items
+    // 1..110 link to entities e1..e110 (the others' interactions are dropped), each with a
+    // genre and a year; the genres form a chain.
+    std::ofstream link(root / "serving_tiny" / "serving_tiny.link");
+    link << "item_id:token\tentity_id:token\n";
+    for (int i = 1; i <= 110; ++i) link << i << "\te" << i << "\n";
+    std::ofstream kg(root / "serving_tiny" / "serving_tiny.kg");
+    kg << "head_id:token\trelation_id:token\ttail_id:token\n";
+    for (int i = 1; i <= 110; ++i)
+      kg << "e" << i << "\tgenre\tg" << i % 7 << "\ne" << i << "\tyear\ty" << i % 9 << "\n";
+    for (int g = 0; g < 6; ++g) kg << "g" << g << "\tnext\tg" << g + 1 << "\n";
     return root.string();
   }();
   // Removed when the test process ends.

@@ -1,0 +1,217 @@
+#include "models/knowledge/kgat.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/layers/init.h"
+#include "models/layers/key_checks.h"
+#include "models/layers/knowledge.h"
+#include "models/layers/losses.h"
+#include "recbole/config/config.h"
+#include "recbole/utils/error.h"
+
+namespace recbole::models {
+
+namespace F = torch::nn::functional;
+
+namespace {
+
+torch::Tensor ids(const std::vector<int64_t>& v) { return data::id_tensor(v); }
+
+}  // namespace
+
+KGAT::KGAT(const ModelContext& ctx)
+    : CachedFactorModel("KGAT", ctx),
+      kg_size_(ctx.config.get_int("kg_embedding_size")),
+      aggregator_(ctx.config.get_string("aggregator_type")),
+      dropout_(ctx.config.get_double("mess_dropout")),
+      reg_weight_(ctx.config.get_double("reg_weight")) {
+  const data::KnowledgeGraph& g = layers::knowledge_graph_of(ctx, name());
+  n_entities_ = g.n_entities();
+  const int64_t d = ctx.config.get_int("embedding_size");
+  const auto table = [&](const char* name, int64_t rows, int64_t cols) {
+    return register_parameter(name, layers::new_table(rows, cols, layers::Init::kXavierNormal));
+  };
+  user_embedding_ = table("user_embedding", ctx.n_users, d);
+  entity_embedding_ = table("entity_embedding", n_entities_, d);
+  relation_embedding_ = table("relation_embedding", g.n_relations(), kg_size_);
+  trans_w_ = table("trans_w", g.n_relations(), d * kg_size_);
+  int64_t in = d;
+  const std::vector<int64_t> sizes = ctx.config.get_int_list("layers");
+  for (size_t l = 0; l < sizes.size(); ++l) {
+    const int64_t out = sizes[l];
+    w1_.push_back(
+        register_module("w1_" + std::to_string(l),
+                        torch::nn::Linear(aggregator_ == "graphsage" ? 2 * in : in, out)));
+    layers::initialize(*w1_.back(), layers::Init::kXavierNormal);
+    if (aggregator_ == "bi") {
+      w2_.push_back(register_module("w2_" + std::to_string(l), torch::nn::Linear(in, out)));
+      layers::initialize(*w2_.back(), layers::Init::kXavierNormal);
+    }
+    in = out;
+  }
+  to(ctx.device.device());
+
+  // The CKG: user → item and item → user per training pair ([UI-Relation]), then the triples.
+  const int64_t u_count = ctx.n_users, n_nodes = u_count + n_entities_;
+  const int64_t ui = g.ui_relation(), n_rel = g.n_relations();
+  std::vector<int64_t> src, tgt, rel;
+  for (int direction = 0; direction < 2; ++direction)
+    for (int32_t u = 0; u < ctx.train.n_users(); ++u)
+      for (const int32_t* it = ctx.train.row_begin(u); it != ctx.train.row_end(u); ++it) {
+        src.push_back(direction == 0 ? u : u_count + *it);
+        tgt.push_back(direction == 0 ? u_count + *it : u);
+        rel.push_back(ui);
+      }
+  for (int64_t k = 0; k < g.n_triples(); ++k) {
+    src.push_back(u_count + g.heads()[size_t(k)]);
+    tgt.push_back(u_count + g.tails()[size_t(k)]);
+    rel.push_back(g.relations()[size_t(k)]);
+  }
+  // A at construction: Σ over relations of D_r⁻¹ A_r (rows = sources).
+  std::vector<int32_t> outdeg(static_cast<size_t>(n_nodes * n_rel), 0);
+  for (size_t e = 0; e < src.size(); ++e) ++outdeg[size_t(src[e] * n_rel + rel[e])];
+  std::vector<float> w(src.size());
+  for (size_t e = 0; e < src.size(); ++e)
+    w[e] = 1.0f / static_cast<float>(outdeg[size_t(src[e] * n_rel + rel[e])]);
+  pattern_ = layers::SparseMatrix::from_triplets(n_nodes, n_nodes, src, tgt, w);
+  edge_entry_.resize(src.size());
+  for (size_t e = 0; e < src.size(); ++e) {
+    const int32_t* begin = pattern_.indices.data() + pattern_.indptr[size_t(src[e])];
+    const int32_t* end = pattern_.indices.data() + pattern_.indptr[size_t(src[e]) + 1];
+    edge_entry_[e] =
+        std::lower_bound(begin, end, static_cast<int32_t>(tgt[e])) - pattern_.indices.data();
+  }
+  edge_source_ = ctx.device.place(ids(src));
+  edge_target_ = ctx.device.place(ids(tgt));
+  edge_relation_ = ctx.device.place(ids(rel));
+  attention_ = register_buffer(
+      "attention",
+      ctx.device.place(
+          torch::from_blob(pattern_.values.data(), {pattern_.nnz()}, torch::kFloat32).clone()));
+  rebuild_operator();
+}
+
+void KGAT::rebuild_operator() {
+  const torch::Tensor v = DeviceManager::to_host(attention_).contiguous();
+  std::copy(v.data_ptr<float>(), v.data_ptr<float>() + v.numel(), pattern_.values.begin());
+  adjacency_ = layers::GraphOperator(pattern_, /*symmetric=*/false, device_manager());
+}
+
+void KGAT::load(torch::serialize::InputArchive& archive) {
+  Model::load(archive);
+  rebuild_operator();
+  drop_factors();
+}
+
+torch::Tensor KGAT::propagate() {
+  torch::Tensor x = torch::cat({user_embedding_, entity_embedding_});
+  std::vector<torch::Tensor> outs{x};
+  const auto act = [](const torch::Tensor& t) { return F::leaky_relu(t); };
+  for (size_t l = 0; l < w1_.size(); ++l) {
+    const torch::Tensor s = layers::spmm(adjacency_, x);
+    torch::Tensor next;
+    if (aggregator_ == "bi")
+      next = act(w1_[l]->forward(x + s)) + act(w2_[l]->forward(x * s));
+    else if (aggregator_ == "gcn")
+      next = act(w1_[l]->forward(x + s));
+    else
+      next = act(w1_[l]->forward(torch::cat({x, s}, 1)));
+    next = torch::dropout(next, dropout_, is_training());
+    outs.push_back(F::normalize(next, F::NormalizeFuncOptions().dim(1)));
+    x = next;
+  }
+  return torch::cat(outs, 1);
+}
+
+std::pair<torch::Tensor, torch::Tensor> KGAT::evaluation_factors() {
+  const torch::Tensor f = propagate();
+  return {f.narrow(0, 0, n_users()), f.narrow(0, n_users(), n_items())};
+}
+
+torch::Tensor KGAT::calculate_loss(const data::Batch& batch) {
+  drop_factors();
+  if (!batch.users.defined()) {  // the KG pass: TransR on the ego rows
+    const int64_t b = batch.kg_heads.size(0);
+    const torch::Tensor ents = torch::cat({batch.kg_heads, batch.kg_tails, batch.kg_neg_tails});
+    const torch::Tensor projected =
+        layers::transr_project(entity_embedding_.index_select(0, ents), trans_w_,
+                               batch.kg_relations.repeat({3}), kg_size_);
+    const torch::Tensor h = projected.narrow(0, 0, b), t_pos = projected.narrow(0, b, b),
+                        t_neg = projected.narrow(0, 2 * b, b);
+    const torch::Tensor r = relation_embedding_.index_select(0, batch.kg_relations);
+    const torch::Tensor d_pos = (h + r - t_pos).pow(2).sum(1);
+    const torch::Tensor d_neg = (h + r - t_neg).pow(2).sum(1);
+    return F::softplus(d_pos - d_neg).mean() + reg_weight_ * layers::emb_loss({h, r, t_pos, t_neg});
+  }
+  const torch::Tensor f = propagate();
+  const torch::Tensor u = f.index_select(0, batch.users);
+  const torch::Tensor pos = f.index_select(0, batch.items + n_users());
+  const torch::Tensor neg = f.index_select(0, batch.neg_items + n_users());
+  return layers::bpr_loss((u * pos).sum(1), (u * neg).sum(1)) +
+         reg_weight_ * layers::emb_loss({u, pos, neg});
+}
+
+void KGAT::on_epoch_end(int64_t epoch) {
+  (void)epoch;
+  update_attention();
+  drop_factors();
+}
+
+void KGAT::update_attention() {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor x = torch::cat({user_embedding_, entity_embedding_});
+  const int64_t n = edge_source_.size(0);
+  torch::Tensor scores = torch::empty({n}, x.options());
+  // Edges in chunks: each holds a few [chunk, d] gathers.
+  constexpr int64_t kChunk = 1 << 16;
+  for (int64_t begin = 0; begin < n; begin += kChunk) {
+    const int64_t c = std::min(kChunk, n - begin);
+    const torch::Tensor rel = edge_relation_.narrow(0, begin, c);
+    const torch::Tensor ps = layers::transr_project(
+        x.index_select(0, edge_source_.narrow(0, begin, c)), trans_w_, rel, kg_size_);
+    const torch::Tensor pt = layers::transr_project(
+        x.index_select(0, edge_target_.narrow(0, begin, c)), trans_w_, rel, kg_size_);
+    scores.narrow(0, begin, c)
+        .copy_((pt * torch::tanh(ps + relation_embedding_.index_select(0, rel))).sum(1));
+  }
+  // Scores of one (source, target) pair summed, then a softmax over each source's entries.
+  const torch::Tensor host = DeviceManager::to_host(scores).contiguous();
+  const float* s = host.data_ptr<float>();
+  std::vector<double> entry(static_cast<size_t>(pattern_.nnz()), 0.0);
+  for (size_t e = 0; e < edge_entry_.size(); ++e) entry[size_t(edge_entry_[e])] += s[e];
+  torch::Tensor values = torch::empty({pattern_.nnz()}, torch::kFloat32);
+  float* v = values.data_ptr<float>();
+  for (int64_t r = 0; r < pattern_.rows; ++r) {
+    const int64_t b = pattern_.indptr[size_t(r)], end = pattern_.indptr[size_t(r) + 1];
+    if (b == end) continue;
+    double top = entry[size_t(b)], sum = 0;
+    for (int64_t k = b; k < end; ++k) top = std::max(top, entry[size_t(k)]);
+    for (int64_t k = b; k < end; ++k) sum += std::exp(entry[size_t(k)] - top);
+    for (int64_t k = b; k < end; ++k)
+      v[k] = static_cast<float>(std::exp(entry[size_t(k)] - top) / sum);
+  }
+  attention_.copy_(device_manager().place(values));
+  rebuild_operator();
+}
+
+RECBOLE_REGISTER_MODEL(KGAT) {
+  using config::Key;
+  using config::KeyType;
+  register_model(
+      {"KGAT",
+       Task::kKnowledge,
+       InputType::kPairwise,
+       "Knowledge graph attention network: attentive propagation over the user-item-entity graph",
+       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user and entity rows"),
+        Key("kg_embedding_size", KeyType::kInt).min(1).help("Dimension of relation rows (TransR)"),
+        layers::sizes_key("layers").help("Output sizes of the propagation layers"),
+        layers::probability_key("mess_dropout").help("Dropout on each layer's messages"),
+        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the EmbLoss regularisers"),
+        Key("aggregator_type", KeyType::kString)
+            .choices({"bi", "gcn", "graphsage"})
+            .help("How a node combines with its neighbours' messages")},
+       [](const ModelContext& ctx) { return std::make_shared<KGAT>(ctx); }});
+}
+
+}  // namespace recbole::models

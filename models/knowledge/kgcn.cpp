@@ -1,0 +1,192 @@
+#include "models/knowledge/kgcn.h"
+
+#include <algorithm>
+
+#include "models/layers/init.h"
+#include "models/layers/knowledge.h"
+#include "models/layers/losses.h"
+#include "recbole/config/config.h"
+
+namespace recbole::models {
+
+KGCN::KGCN(const ModelContext& ctx, const std::string& name)
+    : Model(name, ctx),
+      dim_(ctx.config.get_int("embedding_size")),
+      n_iter_(ctx.config.get_int("n_iter")),
+      k_(ctx.config.get_int("neighbor_sample_size")),
+      aggregator_(ctx.config.get_string("aggregator")),
+      reg_weight_(ctx.config.get_double("reg_weight")) {
+  const data::KnowledgeGraph& g = layers::knowledge_graph_of(ctx, name);
+  const auto table = [&](const char* name, int64_t rows) {
+    return register_parameter(
+        name, ctx.device.place(layers::new_table(rows, dim_, layers::Init::kXavierNormal)));
+  };
+  user_embedding_ = table("user_embedding", ctx.n_users);
+  entity_embedding_ = table("entity_embedding", g.n_entities());
+  // One more row than the relations, as RecBole's table (the last is never read).
+  relation_embedding_ = table("relation_embedding", g.n_relations() + 1);
+  for (int64_t i = 0; i < n_iter_; ++i) {
+    auto linear =
+        register_module("linear_" + std::to_string(i),
+                        torch::nn::Linear(aggregator_ == "concat" ? 2 * dim_ : dim_, dim_));
+    linears_.push_back(linear);
+  }
+  layers::initialize(*this, layers::Init::kXavierNormal);
+  to(ctx.device.device());
+  const layers::NeighborTable adj =
+      layers::sample_neighbors(g, k_, static_cast<uint64_t>(ctx.config.get_int("seed")));
+  adj_entity_ = register_buffer("adj_entity", ctx.device.place(adj.entities));
+  adj_relation_ = register_buffer("adj_relation", ctx.device.place(adj.relations));
+}
+
+torch::Tensor KGCN::relation_logits(const torch::Tensor& users) const {
+  return torch::matmul(users, relation_embedding_.t()) / static_cast<double>(dim_);
+}
+
+KGCN::Field KGCN::receptive_field(const torch::Tensor& items) const {
+  const int64_t b = items.size(0);
+  Field f{{items.view({b, 1})}, {torch::Tensor()}};
+  for (int64_t j = 0; j < n_iter_; ++j) {
+    const torch::Tensor flat = f.entities.back().reshape({-1});
+    f.entities.push_back(adj_entity_.index_select(0, flat).view({b, -1}));
+    f.relations.push_back(adj_relation_.index_select(0, flat).view({b, -1}));
+  }
+  return f;
+}
+
+torch::Tensor KGCN::neighbor_weights(const torch::Tensor& logits, const Field& field,
+                                     int64_t j) const {
+  const int64_t b = logits.size(0), width = field.entities[size_t(j)].size(1);
+  return torch::softmax(logits.gather(1, field.relations[size_t(j) + 1]).view({b, width, k_}), -1);
+}
+
+torch::Tensor KGCN::item_vectors(const torch::Tensor& logits, const torch::Tensor& items) {
+  return item_vectors(logits, receptive_field(items));
+}
+
+torch::Tensor KGCN::item_vectors(const torch::Tensor& logits, const Field& field) {
+  const int64_t b = logits.size(0);
+  std::vector<torch::Tensor> vec;
+  for (const torch::Tensor& e : field.entities)
+    vec.push_back(entity_embedding_.index_select(0, e.reshape({-1})).view({b, -1, dim_}));
+  for (int64_t i = 0; i < n_iter_; ++i) {
+    std::vector<torch::Tensor> next;
+    for (int64_t j = 0; j < n_iter_ - i; ++j) {
+      const int64_t width = vec[size_t(j)].size(1);
+      const torch::Tensor a = neighbor_weights(logits, field, j);
+      const torch::Tensor neigh = vec[size_t(j) + 1].view({b, width, k_, dim_});
+      const torch::Tensor agg = (a.unsqueeze(-1) * neigh).sum(2) / static_cast<double>(k_);
+      const torch::Tensor& self = vec[size_t(j)];
+      torch::Tensor in = aggregator_ == "sum"        ? self + agg
+                         : aggregator_ == "neighbor" ? agg
+                                                     : torch::cat({self, agg}, -1);
+      torch::Tensor out = linears_[size_t(i)]->forward(in);
+      next.push_back(i == n_iter_ - 1 ? torch::tanh(out) : torch::relu(out));
+    }
+    vec = std::move(next);
+  }
+  return vec[0].view({b, dim_});
+}
+
+torch::Tensor KGCN::calculate_loss(const data::Batch& batch) {
+  const torch::Tensor u = user_embedding_.index_select(0, batch.users);
+  const torch::Tensor logits = relation_logits(u);
+  // Positives and negatives through one aggregation: [2B] rows.
+  const int64_t b = batch.users.size(0);
+  const torch::Tensor both =
+      item_vectors(logits.repeat({2, 1}), torch::cat({batch.items, batch.neg_items}));
+  const torch::Tensor pos = both.narrow(0, 0, b), neg = both.narrow(0, b, b);
+  const torch::Tensor scores = (u.repeat({2, 1}) * both).sum(1);
+  const torch::Tensor target = torch::cat({torch::ones_like(batch.users, scores.options()),
+                                           torch::zeros_like(batch.users, scores.options())});
+  return torch::binary_cross_entropy_with_logits(scores, target) +
+         reg_weight_ * layers::emb_loss({u, pos, neg});
+}
+
+torch::Tensor KGCN::predict(const data::Batch& batch) {
+  const torch::Tensor u = user_embedding_.index_select(0, batch.users);
+  return (u * item_vectors(relation_logits(u), batch.items)).sum(1);
+}
+
+torch::Tensor KGCN::full_sort_predict(const data::Batch& batch) {
+  const int64_t n_users = batch.users.size(0), n = n_items();
+  const torch::Tensor u = user_embedding_.index_select(0, batch.users);
+  const torch::Tensor logits = relation_logits(u);
+  if (n_iter_ == 1) return one_hop_scores(u, logits);
+  const torch::Tensor all_items = torch::arange(n, batch.users.options());
+  // Users per chunk: the receptive field of a chunk's pairs holds about 4M floats.
+  int64_t field = 1;
+  for (int64_t j = 0; j < n_iter_; ++j) field *= k_;
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 22) / (n * field * dim_));
+  std::vector<torch::Tensor> rows;
+  for (int64_t begin = 0; begin < n_users; begin += chunk) {
+    const int64_t size = std::min(chunk, n_users - begin);
+    const torch::Tensor l =
+        logits.narrow(0, begin, size).unsqueeze(1).expand({size, n, logits.size(1)});
+    const torch::Tensor items = all_items.repeat({size});
+    const torch::Tensor v = item_vectors(l.reshape({size * n, -1}), items).view({size, n, dim_});
+    rows.push_back((v * u.narrow(0, begin, size).unsqueeze(1)).sum(-1));
+  }
+  return torch::cat(rows);
+}
+
+// One iteration: the linear map is applied before the user-specific weighting (W(e + agg) =
+// W e + Σ_k a_k W e_k / K, and likewise for the concatenation's two halves), so each entity is
+// mapped once per call and a user–item pair costs K weighted rows of d.
+torch::Tensor KGCN::one_hop_scores(const torch::Tensor& u, const torch::Tensor& logits) {
+  const int64_t n = n_items(), b = u.size(0);
+  const torch::Tensor weight = linears_[0]->weight, bias = linears_[0]->bias;
+  const torch::Tensor items = entity_embedding_.narrow(0, 0, n);
+  const torch::Tensor adj_e = adj_entity_.narrow(0, 0, n), adj_r = adj_relation_.narrow(0, 0, n);
+  const torch::Tensor neigh = entity_embedding_.index_select(0, adj_e.reshape({-1}));  // [n·K, d]
+  torch::Tensor self_part, neigh_part;  // [n, d], [n·K, d]
+  if (aggregator_ == "concat") {
+    self_part = torch::matmul(items, weight.narrow(1, 0, dim_).t());
+    neigh_part = torch::matmul(neigh, weight.narrow(1, dim_, dim_).t());
+  } else {
+    self_part = aggregator_ == "sum" ? torch::matmul(items, weight.t()) : torch::zeros_like(items);
+    neigh_part = torch::matmul(neigh, weight.t());
+  }
+  self_part = self_part + bias;
+  // Per chunk of users, a: [n, c, K] (per item, each user's weights over its K neighbours);
+  // the weighted sums as one batched product per item: [n, c, K] × [n, K, d] → [n, c, d].
+  // Chunks keep that product near 1M floats.
+  const torch::Tensor neigh_rows = neigh_part.view({n, k_, dim_});
+  const torch::Tensor rel_index = adj_r.reshape({-1});
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 20) / (n * dim_));
+  torch::Tensor out = torch::empty({b, n}, u.options());
+  layers::run_chunks((b + chunk - 1) / chunk, out.is_cuda(), [&](int64_t task) {
+    const int64_t begin = task * chunk, c = std::min(chunk, b - begin);
+    const torch::Tensor a =
+        torch::softmax(logits.narrow(0, begin, c).index_select(1, rel_index).view({c, n, k_}), -1)
+            .transpose(0, 1);
+    const torch::Tensor agg = torch::bmm(a, neigh_rows) / static_cast<double>(k_);
+    const torch::Tensor v = torch::tanh(agg + self_part.unsqueeze(1));  // [n, c, d]
+    out.narrow(0, begin, c).copy_((v * u.narrow(0, begin, c).unsqueeze(0)).sum(-1).t());
+  });
+  return out;
+}
+
+std::vector<config::KeyDecl> kgcn_keys() {
+  using config::Key;
+  using config::KeyType;
+  return {
+      Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user, entity, relation rows"),
+      Key("n_iter", KeyType::kInt).min(1).max(4).help("Aggregation iterations (hops)"),
+      Key("aggregator", KeyType::kString)
+          .choices({"sum", "neighbor", "concat"})
+          .help("How an entity combines with its aggregated neighbours"),
+      Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the EmbLoss regulariser"),
+      Key("neighbor_sample_size", KeyType::kInt)
+          .min(1)
+          .help("Neighbours sampled per entity (once, at construction)")};
+}
+
+RECBOLE_REGISTER_MODEL(KGCN) {
+  register_model({"KGCN", Task::kKnowledge, InputType::kPairwise,
+                  "Knowledge graph convolution: user-weighted aggregation of sampled KG neighbours",
+                  kgcn_keys(),
+                  [](const ModelContext& ctx) { return std::make_shared<KGCN>(ctx); }});
+}
+
+}  // namespace recbole::models

@@ -1,0 +1,136 @@
+// Knowledge models beyond the contract: the shared KG layers (neighbour tables, the grouped
+// TransR projection), KGCN's one-hop full ranking against its per-pair path for every
+// aggregator and depth, and CFKG's transe scores.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include <torch/torch.h>
+
+#include "models/layers/knowledge.h"
+#include "tests/models/model_fixture.h"
+
+using recbole::testing::ModelHarness;
+using recbole::testing::TinyData;
+
+namespace {
+
+// predict on every (user, item) pair of users {3, 17} agrees with full_sort_predict.
+void check_predict_matches_full_sort(recbole::models::Model& m, const ModelHarness& h) {
+  torch::NoGradGuard no_grad;
+  m.eval();
+  const torch::Tensor full =
+      m.full_sort_predict(recbole::testing::user_batch(h.device, {3, 17})).to(torch::kCPU);
+  std::vector<int64_t> users, items;
+  for (int64_t u : {3, 17})
+    for (int64_t i = 0; i < h.data.n_items; ++i) users.push_back(u), items.push_back(i);
+  const torch::Tensor pairs =
+      m.predict(recbole::testing::user_batch(h.device, users, items)).to(torch::kCPU);
+  CHECK(torch::allclose(pairs.view({2, -1}), full, 1e-4, 1e-5));
+}
+
+}  // namespace
+
+TEST_CASE("KG neighbour tables: k distinct neighbours when there are k, else drawn or self",
+          "[models][knowledge]") {
+  const TinyData d;
+  const auto adj = recbole::models::layers::sample_neighbors(d.kg, 2, 7);
+  REQUIRE(adj.entities.sizes() == torch::IntArrayRef({45, 2}));
+  // Undirected lists: (entity, relation) pairs of each entity.
+  std::vector<std::set<std::pair<int64_t, int64_t>>> lists(45);
+  std::vector<int64_t> degree(45, 0);
+  for (int64_t k = 0; k < d.kg.n_triples(); ++k) {
+    const int64_t h = d.kg.heads()[size_t(k)], t = d.kg.tails()[size_t(k)],
+                  r = d.kg.relations()[size_t(k)];
+    lists[size_t(h)].insert({t, r});
+    lists[size_t(t)].insert({h, r});
+    ++degree[size_t(h)], ++degree[size_t(t)];
+  }
+  for (int64_t e = 0; e < 45; ++e) {
+    for (int64_t j = 0; j < 2; ++j) {
+      const int64_t n = adj.entities[e][j].item<int64_t>(), r = adj.relations[e][j].item<int64_t>();
+      if (degree[size_t(e)] == 0) {
+        CHECK(n == e);  // the pad and virtual entities point at themselves
+        CHECK(r == 0);
+      } else {
+        CHECK(lists[size_t(e)].count({n, r}) == 1);
+      }
+    }
+  }
+  // The same seed, the same tables.
+  CHECK(torch::equal(recbole::models::layers::sample_neighbors(d.kg, 2, 7).entities, adj.entities));
+}
+
+TEST_CASE("the grouped TransR projection equals a matrix per row", "[models][knowledge]") {
+  torch::manual_seed(3);
+  const torch::Tensor x = torch::randn({9, 4});
+  const torch::Tensor w = torch::randn({5, 4 * 3});
+  const torch::Tensor rels = torch::tensor({4, 1, 1, 0, 3, 4, 2, 1, 4}, torch::kInt64);
+  const torch::Tensor got = recbole::models::layers::transr_project(x, w, rels, 3);
+  const torch::Tensor want =
+      torch::bmm(x.unsqueeze(1), w.index_select(0, rels).view({9, 4, 3})).squeeze(1);
+  CHECK(torch::allclose(got, want, 1e-6, 1e-6));
+}
+
+TEST_CASE("KGCN ranks every item as its per-pair path scores it", "[models][knowledge]") {
+  const TinyData d;
+  for (const char* aggregator : {"sum", "neighbor", "concat"})
+    for (const char* n_iter : {"1", "2"}) {
+      DYNAMIC_SECTION(aggregator << " n_iter " << n_iter) {
+        ModelHarness h(recbole::testing::model_config(
+                           "KGCN", {{"aggregator", aggregator}, {"n_iter", n_iter}}),
+                       d);
+        auto m = h.create();
+        recbole::testing::scramble(*m, 0.5);
+        check_predict_matches_full_sort(*m, h);
+      }
+    }
+}
+
+TEST_CASE("CFKG's transe scores are minus the distance of user + buy to the item",
+          "[models][knowledge]") {
+  const TinyData d;
+  ModelHarness h(recbole::testing::model_config("CFKG", {{"loss_function", "transe"}}), d);
+  auto m = h.create();
+  recbole::testing::scramble(*m, 0.5);
+  check_predict_matches_full_sort(*m, h);
+  torch::Tensor users, items;
+  CHECK_FALSE(m->score_factors(&users, &items));  // not an inner product
+  const torch::Tensor u = recbole::testing::param(*m, "user_embedding")[3] +
+                          recbole::testing::param(*m, "relation_embedding")[d.kg.n_relations()];
+  const torch::Tensor e = recbole::testing::param(*m, "entity_embedding")[5];
+  torch::NoGradGuard no_grad;
+  const double got = m->predict(recbole::testing::user_batch(h.device, {3}, {5})).item<double>();
+  CHECK(got == Approx(-(u - e).norm().item<double>()).epsilon(1e-5));
+}
+
+TEST_CASE("KGNNLS adds a label-smoothness term to KGCN's loss that moves the weights",
+          "[models][knowledge]") {
+  const TinyData d;
+  auto loss_and_grad = [&](const char* model, const char* ls_weight) {
+    std::vector<std::pair<std::string, std::string>> kv;
+    if (std::string(model) == "KGNNLS") kv.push_back({"ls_weight", ls_weight});
+    ModelHarness h(recbole::testing::model_config(model, kv), d);
+    h.device.seed(h.device.base_seed());
+    auto m = h.create();
+    recbole::data::Batch b;
+    // Users with their training items (labelled 1) as positives; item 1 + (i·5) % 26 is a KG
+    // neighbour of item i, so labelled neighbours occur.
+    b.users = torch::tensor({3, 5, 7, 9}, torch::kInt64);
+    b.items = torch::tensor({*d.train.row_begin(3), *d.train.row_begin(5), *d.train.row_begin(7),
+                             *d.train.row_begin(9)},
+                            torch::kInt64);
+    b.neg_items = torch::tensor({27, 28, 29, 27}, torch::kInt64);
+    const torch::Tensor loss = m->calculate_loss(h.device.place(b));
+    loss.backward();
+    return std::make_pair(loss.item<double>(),
+                          m->named_parameters()["relation_embedding"].grad().clone());
+  };
+  const auto kgcn = loss_and_grad("KGCN", "");
+  const auto none = loss_and_grad("KGNNLS", "0");
+  const auto half = loss_and_grad("KGNNLS", "0.5");
+  CHECK(none.first == Approx(kgcn.first).epsilon(1e-6));
+  CHECK(torch::allclose(none.second, kgcn.second, 1e-6, 1e-7));
+  CHECK(half.first > none.first);  // BCE of a logit in [0, 1/K] is positive
+  CHECK_FALSE(torch::allclose(half.second, none.second, 1e-6, 1e-7));
+}
