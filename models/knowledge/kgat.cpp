@@ -14,12 +14,6 @@ namespace recbole::models {
 
 namespace F = torch::nn::functional;
 
-namespace {
-
-torch::Tensor ids(const std::vector<int64_t>& v) { return data::id_tensor(v); }
-
-}  // namespace
-
 KGAT::KGAT(const ModelContext& ctx)
     : CachedFactorModel("KGAT", ctx),
       kg_size_(ctx.config.get_int("kg_embedding_size")),
@@ -82,9 +76,9 @@ KGAT::KGAT(const ModelContext& ctx)
     edge_entry_[e] =
         std::lower_bound(begin, end, static_cast<int32_t>(tgt[e])) - pattern_.indices.data();
   }
-  edge_source_ = ctx.device.place(ids(src));
-  edge_target_ = ctx.device.place(ids(tgt));
-  edge_relation_ = ctx.device.place(ids(rel));
+  edge_source_ = ctx.device.place(data::id_tensor(src));
+  edge_target_ = ctx.device.place(data::id_tensor(tgt));
+  edge_relation_ = ctx.device.place(data::id_tensor(rel));
   attention_ = register_buffer(
       "attention",
       ctx.device.place(

@@ -4,15 +4,14 @@
 #include <numeric>
 
 #include "recbole/utils/error.h"
+#include "recbole/utils/splitmix.h"
 
 namespace recbole::pipeline {
 namespace {
 
+// Combines two words into a stream key (SplitMix64's finaliser over a boost-style mix).
 uint64_t mix(uint64_t a, uint64_t b) {
-  uint64_t z = a ^ (b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  return splitmix64_finalize(a ^ (b + kSplitMixGamma + (a << 6) + (a >> 2)));
 }
 
 std::vector<int64_t> entity_counts(const data::KnowledgeGraph& g) {
