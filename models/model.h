@@ -15,6 +15,7 @@
 //
 // Tensors: ids are int64; scores are float32. n_users / n_items include id 0 (the padding).
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,9 +41,10 @@ namespace recbole::models {
 
 // RecBole's ModelType: which task pipeline prepares the data.
 enum class Task { kGeneral, kSequential, kContext, kKnowledge };
-// What one pass over the training source yields: its own batches (the input type's), or the
-// knowledge graph's triples alone (KGAT's KG pass; knowledge task only).
-enum class PassBatches { kMain, kKnowledgeGraph };
+// What one pass over the training source yields: its own batches (the input type's), the
+// knowledge graph's triples alone (KGAT's KG pass; knowledge task only), or nothing (the pass
+// is skipped in this epoch: MKR's KG pass outside every kge_interval-th epoch).
+enum class PassBatches { kMain, kKnowledgeGraph, kSkip };
 // RecBole's InputType, plus the two shapes RecBole expresses otherwise: what a training batch
 // holds.
 enum class InputType {
@@ -66,6 +68,10 @@ struct ModelContext {
   const data::FeatureSchema* features = nullptr;
   // Knowledge task: the knowledge graph (nullptr for the other tasks).
   const data::KnowledgeGraph* knowledge = nullptr;
+  // preload_weight: per id field named there, its rows by remapped id ([num ids, width]
+  // float32 on the CPU; row 0, the padding, zeros), for a model that starts from given vectors
+  // (RecBole's dataset.get_preload_weight). nullptr or empty when the key is not set.
+  const std::map<std::string, torch::Tensor>* preload_weights = nullptr;
 };
 
 // What the trainer offers a training step.
@@ -169,8 +175,11 @@ class Model : public torch::nn::Module {
   // passes); each pass walks the source in a new order. on_pass_start(p) runs before pass p.
   virtual int64_t passes_per_epoch() const { return 1; }
   virtual void on_pass_start(int64_t pass) { (void)pass; }
-  // What pass p of an epoch walks (KGAT: its recommendation pass, then a KG pass).
-  virtual PassBatches pass_batches(int64_t pass) const {
+  // What pass p of epoch e walks (KGAT: its recommendation pass, then a KG pass; KTUP: blocks
+  // of recommendation epochs and KG epochs). A function of (epoch, pass) alone, so that a
+  // resumed run walks what the interrupted one would have.
+  virtual PassBatches pass_batches(int64_t epoch, int64_t pass) const {
+    (void)epoch;
     (void)pass;
     return PassBatches::kMain;
   }

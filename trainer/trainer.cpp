@@ -217,7 +217,9 @@ int Trainer::train_epoch(int64_t epoch) {
     // tensor holds the float sum exactly, so a resumed epoch goes on from the same value.)
     torch::Tensor total = torch::full({}, epoch_loss_, device_.float_options());
     for (; point_.pass < passes; ++point_.pass, point_.batch = 0) {
-      source_->use_batches(model_.pass_batches(point_.pass));
+      const models::PassBatches walks = model_.pass_batches(epoch, point_.pass);
+      if (walks == models::PassBatches::kSkip) continue;
+      source_->use_batches(walks);
       source_->start_epoch(epoch * passes + point_.pass);
       if (point_.batch > 0)
         source_->skip_batches(point_.batch);

@@ -31,7 +31,8 @@ class KGAT : public CachedFactorModel {
   // A recommendation batch (users, items, neg_items) or a KG batch (kg_* columns alone).
   torch::Tensor calculate_loss(const data::Batch& batch) override;
   int64_t passes_per_epoch() const override { return 2; }
-  PassBatches pass_batches(int64_t pass) const override {
+  PassBatches pass_batches(int64_t epoch, int64_t pass) const override {
+    (void)epoch;
     return pass == 0 ? PassBatches::kMain : PassBatches::kKnowledgeGraph;
   }
   void on_epoch_end(int64_t epoch) override;
