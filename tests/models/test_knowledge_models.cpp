@@ -134,3 +134,110 @@ TEST_CASE("KGNNLS adds a label-smoothness term to KGCN's loss that moves the wei
   CHECK(half.first > none.first);  // BCE of a logit in [0, 1/K] is positive
   CHECK_FALSE(torch::allclose(half.second, none.second, 1e-6, 1e-7));
 }
+
+TEST_CASE("MKR walks its KG pass in every kge_interval-th epoch and ranks as it scores pairs",
+          "[models][knowledge]") {
+  using recbole::models::PassBatches;
+  const TinyData d;
+  for (const char* inner : {"true", "false"}) {
+    DYNAMIC_SECTION("use_inner_product " << inner) {
+      ModelHarness h(recbole::testing::model_config("MKR", {{"use_inner_product", inner},
+                                                            {"kge_interval", "2"},
+                                                            {"low_layers_num", "2"},
+                                                            {"high_layers_num", "2"}}),
+                     d);
+      auto m = h.create();
+      REQUIRE(m->passes_per_epoch() == 2);
+      for (int64_t e = 0; e < 5; ++e) {
+        CHECK(m->pass_batches(e, 0) == PassBatches::kMain);
+        CHECK(m->pass_batches(e, 1) ==
+              (e % 2 == 0 ? PassBatches::kKnowledgeGraph : PassBatches::kSkip));
+      }
+      recbole::testing::scramble(*m, 0.5);
+      check_predict_matches_full_sort(*m, h);
+    }
+  }
+}
+
+TEST_CASE("MKR's KG loss is minus the summed tail scores plus the batch-scaled L2",
+          "[models][knowledge]") {
+  const TinyData d;
+  ModelHarness h(recbole::testing::model_config("MKR", {{"reg_weight", "0"}}), d);
+  auto m = h.create();
+  recbole::data::Batch kg;
+  kg.kg_heads = torch::tensor({1, 2, 3}, torch::kInt64);
+  kg.kg_relations = torch::tensor({1, 1, 2}, torch::kInt64);
+  kg.kg_tails = torch::tensor({31, 32, 33}, torch::kInt64);
+  kg.kg_neg_tails = torch::tensor({34, 35, 36}, torch::kInt64);
+  torch::NoGradGuard no_grad;
+  const double plain = m->calculate_loss(h.device.place(kg)).item<double>();
+  // −Σ σ(·) over 3 rows lies in (−3, 0).
+  CHECK(plain < 0);
+  CHECK(plain > -3);
+  ModelHarness h_reg(recbole::testing::model_config("MKR", {{"reg_weight", "0.5"}}), d);
+  h.device.seed(h.device.base_seed());
+  auto a = h.create();
+  h_reg.device.seed(h.device.base_seed());
+  auto b = h_reg.create();
+  const double without = a->calculate_loss(h.device.place(kg)).item<double>();
+  const double with = b->calculate_loss(h_reg.device.place(kg)).item<double>();
+  CHECK(with > without);  // the same weights (same seed) plus a positive L2 term
+}
+
+TEST_CASE("KTUP alternates blocks of recommendation and KG epochs", "[models][knowledge]") {
+  using recbole::models::PassBatches;
+  const TinyData d;
+  {
+    ModelHarness h(recbole::testing::model_config("KTUP", {}), d);  // (5, 5)
+    auto m = h.create();
+    for (int64_t e = 0; e < 20; ++e)
+      CHECK(m->pass_batches(e, 0) ==
+            (e % 10 < 5 ? PassBatches::kMain : PassBatches::kKnowledgeGraph));
+  }
+  {
+    ModelHarness h(recbole::testing::model_config("KTUP", {{"train_kg_step", "~"}}), d);
+    auto m = h.create();
+    for (int64_t e = 0; e < 12; ++e) CHECK(m->pass_batches(e, 0) == PassBatches::kMain);
+  }
+}
+
+TEST_CASE("KTUP without Gumbel noise ranks as it scores pairs; with it a seed repeats",
+          "[models][knowledge]") {
+  const TinyData d;
+  {
+    ModelHarness h(recbole::testing::model_config("KTUP", {{"use_st_gumbel", "false"}}), d);
+    auto m = h.create();
+    recbole::testing::scramble(*m, 0.5);
+    check_predict_matches_full_sort(*m, h);
+  }
+  ModelHarness h(recbole::testing::model_config("KTUP", {}), d);
+  h.device.seed(h.device.base_seed());
+  auto m = h.create();
+  torch::NoGradGuard no_grad;
+  m->eval();
+  auto scores = [&] {
+    h.device.seed(h.device.base_seed() + 1);
+    return m->full_sort_predict(recbole::testing::user_batch(h.device, {3, 17})).to(torch::kCPU);
+  };
+  const torch::Tensor first = scores();
+  CHECK(torch::equal(first, scores()));
+  // With one relation per pair the score is minus a squared distance.
+  CHECK(first.narrow(1, 1, d.n_items - 1).max().item<double>() <= 0);
+}
+
+TEST_CASE("KTUP's KG loss has no align term, not a NaN, on a batch without item ids",
+          "[models][knowledge]") {
+  const TinyData d;
+  ModelHarness h(recbole::testing::model_config("KTUP", {}), d);
+  auto m = h.create();
+  recbole::data::Batch kg;
+  const int64_t e = d.n_items + 1;  // pure KG entities only
+  kg.kg_heads = torch::tensor({e, e + 1}, torch::kInt64);
+  kg.kg_relations = torch::tensor({1, 2}, torch::kInt64);
+  kg.kg_tails = torch::tensor({e + 2, e + 3}, torch::kInt64);
+  kg.kg_neg_tails = torch::tensor({e + 4, e + 5}, torch::kInt64);
+  const torch::Tensor loss = m->calculate_loss(h.device.place(kg));
+  CHECK(std::isfinite(loss.item<double>()));
+  loss.backward();
+  CHECK(m->named_parameters()["item_embedding"].grad().defined() == false);
+}
