@@ -26,6 +26,7 @@
 #include "recbole/utils/stop_signal.h"
 #include "recbole/utils/text.h"
 #include "trainer/checkpoint_file.h"
+#include "trainer/fused_adam.h"
 #include "trainer/gradient_exchange.h"
 
 namespace recbole::trainer {
@@ -50,8 +51,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const config::Config& co
   // The config accepts only the names of learner_names().
   switch (*config::parse_learner(config.get_string("learner"))) {
     case config::Learner::kAdam:
-      return std::make_unique<torch::optim::Adam>(params,
-                                                  torch::optim::AdamOptions(lr).weight_decay(wd));
+      return std::make_unique<FusedAdam>(params, torch::optim::AdamOptions(lr).weight_decay(wd));
     case config::Learner::kAdamW:
       return std::make_unique<torch::optim::AdamW>(params,
                                                    torch::optim::AdamWOptions(lr).weight_decay(wd));
@@ -70,7 +70,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const config::Config& co
       // honest choice.
       if (wd > 0) log::warning("learner sparse_adam ignores weight_decay, as in RecBole");
       log::warning("learner sparse_adam: dense embeddings; using Adam without weight decay");
-      return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(lr));
+      return std::make_unique<FusedAdam>(params, torch::optim::AdamOptions(lr));
   }
   throw Error("learner: no optimizer for \"" + config.get_string("learner") + "\"");
 }

@@ -11,6 +11,7 @@
 
 #include "recbole/config/config.h"
 #include "recbole/config/learners.h"
+#include "recbole/utils/adam_kernel.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/huge_pages.h"
 #include "recbole/utils/simd.h"
@@ -201,27 +202,6 @@ double score_chunk(const float* U, const float* I, const int64_t* users, const i
     return score_chunk_impl<false>(U, I, users, pos, neg, lo, hi, Dim64{}, inv_b, dx, nullptr,
                                    nullptr);
   return score_chunk_impl<false>(U, I, users, pos, neg, lo, hi, d, inv_b, dx, nullptr, nullptr);
-}
-
-struct AdamConsts {
-  float b1, b2, eps, wd;
-  float step_size;     // adam: lr / bc1; sparse_adam: lr * sqrt(bc2) / bc1
-  float inv_sqrt_bc2;  // adam only
-};
-
-// torch.optim.Adam on one row (amsgrad off); g may be null (no gradient this step).
-template <typename Dim>
-RECBOLE_INLINE void adam_row(float* __restrict p, const float* __restrict g, float* __restrict m,
-                             float* __restrict v, Dim dim, const AdamConsts& c) {
-  const int64_t d = dim;
-  for (int64_t k = 0; k < d; ++k) {
-    const float grad = (g ? g[k] : 0.f) + c.wd * p[k];
-    const float mk = c.b1 * m[k] + (1.f - c.b1) * grad;
-    const float vk = c.b2 * v[k] + (1.f - c.b2) * grad * grad;
-    m[k] = mk;
-    v[k] = vk;
-    p[k] -= c.step_size * mk / (std::sqrt(vk) * c.inv_sqrt_bc2 + c.eps);
-  }
 }
 
 // torch.optim.SparseAdam on one row with a gradient.

@@ -37,5 +37,14 @@ bool has_state_for(const StateMap& state, const torch::Tensor& p) {
 inline bool has_optimizer_state(torch::optim::Optimizer& optimizer, const torch::Tensor& p) {
   return has_state_for(optimizer.state(), p);
 }
+// The state slot of parameter `p` in an optimizer's state() map (created empty when absent).
+template <typename StateMap>
+typename StateMap::mapped_type& optimizer_state_slot(StateMap& state, const torch::Tensor& p) {
+  using Key = typename StateMap::key_type;
+  if constexpr (std::is_same_v<Key, std::string>)
+    return state[c10::guts::to_string(p.unsafeGetTensorImpl())];
+  else
+    return state[static_cast<Key>(p.unsafeGetTensorImpl())];
+}
 
 }  // namespace recbole::compat
