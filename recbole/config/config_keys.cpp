@@ -325,16 +325,20 @@ std::vector<KeyDecl> make_declarations() {
           .help("Token fields that hold item ids: remapped together with ITEM_ID_FIELD"),
       Key("alias_of_entity_id", kStrList, kData)
           .null()
-          .check(not_supported_yet("fields sharing the KG entity ids"))
-          .help("RecBole: token fields that hold KG entity ids; not supported yet"),
+          .help("Knowledge task: token fields of the .inter/.user/.item files that hold KG entity "
+                "ids, remapped into the entity ids of HEAD_/TAIL_ENTITY_ID_FIELD (a linked "
+                "entity is its item's id)"),
       Key("alias_of_relation_id", kStrList, kData)
           .null()
-          .check(not_supported_yet("fields sharing the KG relation ids"))
-          .help("RecBole: token fields that hold KG relation ids; not supported yet"),
+          .help("Knowledge task: token fields of the .inter/.user/.item files that hold KG "
+                "relations, remapped into the relation ids of RELATION_ID_FIELD"),
       Key("preload_weight", kMap, kData)
           .null()
-          .check(not_supported_yet("pretrained vectors per id"))
-          .help("RecBole: {id field: vector field} preloaded as a matrix; not supported yet"),
+          .shape("a map {id field: value field}")
+          .check(check_preload_weight)
+          .help("{id field: value field} of one file: a [num ids, width] matrix of the float "
+                "(float_seq) values by remapped id, handed to models; rows without a value are "
+                "zeros"),
       Key("encoding", kStr, kData)
           .null()
           .check(check_utf8)

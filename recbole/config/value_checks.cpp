@@ -349,6 +349,19 @@ YAML::Node check_seq_len(const YAML::Node& v) {
   return out;
 }
 
+YAML::Node check_preload_weight(const YAML::Node& v) {
+  const std::string exp = "a map {id field: value field}, e.g. {item_id: item_vec}";
+  require_map(v, "", exp);
+  YAML::Node out(YAML::NodeType::Map);
+  for (auto& [id, key_node, val] : map_items(v, "")) {
+    const std::string value = require_scalar(val, id, "the name of a float or float_seq field");
+    if (id.empty() || value.empty()) throw InvalidValue(id, "two non-empty field names", val);
+    if (value == id) throw InvalidValue(id, "a value field other than the id field", val);
+    out[id] = value;
+  }
+  return out;
+}
+
 YAML::Node check_clip_grad_norm(const YAML::Node& v) {
   const std::string exp = "a map {max_norm: float > 0, norm_type: float > 0}";
   require_map(v, "", exp);

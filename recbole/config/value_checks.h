@@ -38,6 +38,8 @@ YAML::Node check_val_interval(const YAML::Node& v);
 YAML::Node check_threshold(const YAML::Node& v);
 // seq_len: {field: maximum length (int >= 1)}.
 YAML::Node check_seq_len(const YAML::Node& v);
+// preload_weight: {id field: value field}, both names non-empty and different.
+YAML::Node check_preload_weight(const YAML::Node& v);
 // clip_grad_norm: {max_norm: float > 0, norm_type: float > 0}, max_norm required.
 YAML::Node check_clip_grad_norm(const YAML::Node& v);
 // One character; the two characters `\t` (as a shell passes "\t") are read as a tab.

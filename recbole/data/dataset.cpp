@@ -13,6 +13,7 @@
 
 #include "recbole/data/atomic_file.h"
 #include "recbole/data/interval.h"
+#include "recbole/data/preload_weight.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 
@@ -150,10 +151,13 @@ class DatasetLoader {
     }
     remap_all();
     merge_items_and_entities();
+    check_preload_ids(preload_sources_, const_tables());
     prepare_feature_tables();
     fill_nan();
     set_label_by_threshold();
     normalize();
+    ds_.preload_ = std::make_shared<const PreloadWeights>(
+        build_preload(preload_sources_, const_tables(), rows_from_file()));
     ds_.stats_.preprocess_seconds = seconds_since(start);
     ds_.stats_.preprocess_cpu_seconds = cpu_seconds() - cpu_start;
     return std::move(ds_);
@@ -222,16 +226,7 @@ class DatasetLoader {
     namespace fs = std::filesystem;
     vocabularies_[opt().uid_field] = std::make_shared<Vocabulary>();
     vocabularies_[opt().iid_field] = std::make_shared<Vocabulary>();
-    // Alias fields intern into their id field's vocabulary, so that one remap covers them.
-    for (const auto& [aliases, field] : {std::pair{&opt().user_aliases, &opt().uid_field},
-                                         std::pair{&opt().item_aliases, &opt().iid_field}})
-      for (const std::string& a : *aliases) {
-        if (a == opt().uid_field || a == opt().iid_field || vocabularies_.count(a))
-          throw ConfigError("alias_of_user_id / alias_of_item_id: \"" + a +
-                            "\" is an id field or listed twice; expected other token fields, "
-                            "each in one alias list");
-        vocabularies_[a] = vocabularies_[*field];
-      }
+    register_aliases();
 
     AtomicFileOptions fo;
     if (!selection("inter", fo)) {
@@ -310,6 +305,7 @@ class DatasetLoader {
       ds_.stats_.bytes_read += kg_->bytes_read();
     }
     check_aliases();
+    preload_sources_ = resolve_preload(opt().preload_weight, const_tables());
 
     // RecBole's field order: inter columns, then user, then item (first occurrence wins).
     for (const Table* t : tables()) {
@@ -322,24 +318,134 @@ class DatasetLoader {
     }
   }
 
-  // Every alias names a loaded token column.
+  // The alias groups: key, fields, and the vocabulary their tokens intern into while parsing.
+  // User and item aliases share their id field's vocabulary, so that one remap covers them;
+  // entity and relation aliases share one vocabulary per group, mapped after the KG merge.
+  struct AliasGroup {
+    const char* key;
+    const std::vector<std::string>* fields;
+    std::shared_ptr<Vocabulary> vocab;
+  };
+  std::vector<AliasGroup> alias_groups() const {
+    return {{"alias_of_user_id", &opt().user_aliases, nullptr},
+            {"alias_of_item_id", &opt().item_aliases, nullptr},
+            {"alias_of_entity_id", &opt().entity_aliases, entity_aliases_},
+            {"alias_of_relation_id", &opt().relation_aliases, relation_aliases_}};
+  }
+
+  // Each alias field joins one id space: not an id field, a knowledge graph field or a field of
+  // another alias list (RecBole asserts the groups are disjoint).
+  void register_aliases() {
+    const KnowledgeOptions& kg = opt().kg;
+    std::vector<std::string> taken{opt().uid_field, opt().iid_field};
+    if (opt().knowledge())
+      taken.insert(taken.end(), {kg.head_field, kg.tail_field, kg.relation_field});
+    for (const std::vector<std::string>* kg_aliases :
+         {&opt().entity_aliases, &opt().relation_aliases})
+      if (!kg_aliases->empty() && !opt().knowledge())
+        throw ConfigError(std::string(kg_aliases == &opt().entity_aliases
+                                          ? "alias_of_entity_id"
+                                          : "alias_of_relation_id") +
+                          ": names fields of the knowledge graph's ids, but no knowledge graph "
+                          "is loaded (load_col has no kg entry); expected null, or a knowledge "
+                          "model");
+    entity_aliases_ = std::make_shared<Vocabulary>();
+    relation_aliases_ = std::make_shared<Vocabulary>();
+    for (const AliasGroup& g : alias_groups())
+      for (const std::string& a : *g.fields) {
+        if (std::find(taken.begin(), taken.end(), a) != taken.end())
+          throw ConfigError(std::string(g.key) + ": \"" + a +
+                            "\" is an id field, a knowledge graph field or already listed in an "
+                            "alias list; expected other token fields, each in one alias list");
+        taken.push_back(a);
+        vocabularies_[a] = g.vocab
+                               ? g.vocab
+                               : vocabularies_[g.fields == &opt().user_aliases ? opt().uid_field
+                                                                               : opt().iid_field];
+      }
+  }
+
+  // Every alias names a loaded token column of the .inter, .user or .item file.
   void check_aliases() {
-    for (const auto& [aliases, key] : {std::pair{&opt().user_aliases, "alias_of_user_id"},
-                                       std::pair{&opt().item_aliases, "alias_of_item_id"}})
-      for (const std::string& a : *aliases) {
+    for (const AliasGroup& g : alias_groups())
+      for (const std::string& a : *g.fields) {
+        const std::string key = g.key;
         bool found = false;
         for (Table* t : tables())
           if (t->has(a)) {
             found = true;
             if (!t->column(a).is_token_like())
-              throw ConfigError(std::string(key) + ": " + t->source() + ": column " + a +
-                                " is of type " + field_type_name(t->column(a).type) +
+              throw ConfigError(key + ": " + t->source() + ": column " + a + " is of type " +
+                                field_type_name(t->column(a).type) +
                                 "; expected a token or token_seq field");
           }
         if (!found)
-          throw ConfigError(std::string(key) + ": no loaded column \"" + a +
+          throw ConfigError(key + ": no loaded column \"" + a +
                             "\" in the .inter, .user or .item file (check load_col)");
       }
+  }
+
+  // The entity (relation) alias columns, in RecBole's order: fields as listed, each over the
+  // .inter, .user and .item tables.
+  std::vector<Column*> alias_columns(const std::vector<std::string>& fields) {
+    std::vector<Column*> out;
+    for (const std::string& a : fields)
+      for (Table* t : tables())
+        if (t->has(a)) out.push_back(&t->column(a));
+    return out;
+  }
+
+  // After the merge: entity (relation) alias tokens become the graph's ids. `first` is the
+  // first id an alias token may take (entity ids below it are unlinked items, whose "entity"
+  // is only their item token), `end` one past the last.
+  void remap_kg_alias(const std::vector<std::string>& fields, const char* key,
+                      const std::vector<std::string>& tokens, int32_t first, int32_t end) {
+    std::vector<Column*> cols = alias_columns(fields);
+    if (cols.empty()) return;
+    Vocabulary lookup;
+    std::vector<int32_t> id_of;
+    for (int32_t i = first; i < end; ++i) {
+      const int32_t k = lookup.intern(tokens[size_t(i)]);
+      if (k == static_cast<int32_t>(id_of.size())) id_of.push_back(i);
+    }
+    auto vocab = std::make_shared<Vocabulary>();
+    for (const std::string& t : tokens) vocab->append(t);
+    int64_t unknown = 0;
+    std::string example;
+    for (Column* c : cols) {
+      for (int32_t& v : c->tokens) {
+        if (v < 0) {
+          v = 0;
+          continue;
+        }
+        const int32_t k = lookup.find(c->vocab->token(v));
+        if (k < 0) {
+          ++unknown;
+          if (example.empty()) example = c->vocab->token(v);
+        }
+        v = k < 0 ? 0 : id_of[size_t(k)];
+      }
+      c->vocab = vocab;
+    }
+    if (unknown > 0)
+      log::warning(std::string(key) + ": " + std::to_string(unknown) + " values (e.g. \"" +
+                   example + "\") are not in the knowledge graph after " +
+                   "its filters; they are set to the padding id 0");
+  }
+
+  void remap_kg_aliases() {
+    const KnowledgeGraph& g = *ds_.kg_;
+    std::vector<std::string> entities, relations;
+    for (int32_t i = 0; i < g.n_entities(); ++i) entities.push_back(g.entity_token(i));
+    for (int32_t i = 0; i < g.n_relations(); ++i) relations.push_back(g.relation_token(i));
+    // Linked items and the KG's own entities; relations of the file (not the reverses, nor
+    // [UI-Relation]: RecBole remaps the aliases before adding those).
+    const int32_t linked = static_cast<int32_t>(ds_.n_items_ - g.n_linked_items());
+    const int32_t n_rel = static_cast<int32_t>(
+        opt().kg.reverse_relations ? (g.n_relations() - 2) / 2 + 1 : g.n_relations() - 1);
+    remap_kg_alias(opt().entity_aliases, "alias_of_entity_id", entities, linked,
+                   static_cast<int32_t>(g.n_entities()));
+    remap_kg_alias(opt().relation_aliases, "alias_of_relation_id", relations, 1, n_rel);
   }
 
   // The knowledge filters, after the generic ones: KG triples by their counts, then the link,
@@ -381,12 +487,24 @@ class DatasetLoader {
           c.vocab = vocab;
         }
     ds_.kg_ = kg_->build();
+    remap_kg_aliases();
   }
 
   std::vector<Table*> tables() {
     std::vector<Table*> out{&ds_.inter_};
     if (ds_.user_) out.push_back(&*ds_.user_);
     if (ds_.item_) out.push_back(&*ds_.item_);
+    return out;
+  }
+  std::vector<const Table*> const_tables() {
+    std::vector<Table*> t = tables();
+    return {t.begin(), t.end()};
+  }
+  // Per table of tables(): which rows come from the file (null: all of them).
+  std::vector<const std::vector<uint8_t>*> rows_from_file() const {
+    std::vector<const std::vector<uint8_t>*> out{nullptr};
+    if (ds_.user_) out.push_back(&user_rows_from_file_);
+    if (ds_.item_) out.push_back(&item_rows_from_file_);
     return out;
   }
 
@@ -665,9 +783,10 @@ class DatasetLoader {
     };
     ds_.n_users_ = space(opt().uid_field, ds_.user_, opt().user_aliases);
     ds_.n_items_ = space(opt().iid_field, ds_.item_, opt().item_aliases);
+    // Entity and relation aliases keep their parsing ids until the KG merge maps them.
     auto aliased = [&](const std::string& name) {
-      for (const auto* list : {&opt().user_aliases, &opt().item_aliases})
-        if (std::find(list->begin(), list->end(), name) != list->end()) return true;
+      for (const AliasGroup& g : alias_groups())
+        if (std::find(g.fields->begin(), g.fields->end(), name) != g.fields->end()) return true;
       return false;
     };
     // Every other token field is its own id space.
@@ -684,7 +803,8 @@ class DatasetLoader {
 
   // Row i of the .user (.item) table describes id i; ids without a row get missing values.
   void prepare_feature_tables() {
-    auto reindex = [](Table& t, const std::string& field, int64_t n) {
+    auto reindex = [](Table& t, const std::string& field, int64_t n,
+                      std::vector<uint8_t>& from_file) {
       std::vector<int64_t> rows(static_cast<size_t>(n), -1);
       const std::vector<int32_t>& ids = t.column(field).tokens;
       int64_t duplicates = 0;
@@ -703,9 +823,11 @@ class DatasetLoader {
       t.take(rows);
       std::vector<int32_t>& out = t.column(field).tokens;
       std::iota(out.begin(), out.end(), 0);
+      from_file.resize(rows.size());
+      for (size_t i = 0; i < rows.size(); ++i) from_file[i] = rows[i] >= 0;
     };
-    if (ds_.user_) reindex(*ds_.user_, opt().uid_field, ds_.n_users_);
-    if (ds_.item_) reindex(*ds_.item_, opt().iid_field, ds_.n_items_);
+    if (ds_.user_) reindex(*ds_.user_, opt().uid_field, ds_.n_users_, user_rows_from_file_);
+    if (ds_.item_) reindex(*ds_.item_, opt().iid_field, ds_.n_items_, item_rows_from_file_);
   }
 
   void fill_nan() {
@@ -826,9 +948,19 @@ class DatasetLoader {
   Dataset ds_;
   std::map<std::string, std::shared_ptr<Vocabulary>> vocabularies_;
   std::optional<KnowledgeLoader> kg_;
+  // The vocabularies the entity / relation alias fields intern into while parsing.
+  std::shared_ptr<Vocabulary> entity_aliases_, relation_aliases_;
+  std::vector<PreloadSource> preload_sources_;
+  // After prepare_feature_tables: whether row i of the .user / .item table came from the file.
+  std::vector<uint8_t> user_rows_from_file_, item_rows_from_file_;
 };
 
 Dataset Dataset::load(const DatasetOptions& options) { return DatasetLoader(options).run(); }
+
+const PreloadWeights& Dataset::preload_weights() const {
+  static const PreloadWeights kNone;
+  return preload_ ? *preload_ : kNone;
+}
 
 const std::vector<int32_t>& Dataset::inter_users() const {
   return inter_.column(options_.uid_field).tokens;

@@ -13,10 +13,21 @@
 // Deliberate differences from RecBole: rm_dup_inter sorts by time with a stable sort (pandas uses
 // a non-stable quicksort, so ties may be ordered differently); CRLF files are accepted; a
 // load_col column missing from a header is an error; duplicate ids in .user/.item keep their
-// first row; alias_of_entity_id / alias_of_relation_id, preload_weight and additional feature
-// files are not supported. With load_col.kg, the knowledge graph loads beside the tables and
-// drops the interactions of unlinked items (knowledge_graph.h).
+// first row; additional feature files are not supported. With load_col.kg, the knowledge graph
+// loads beside the tables and drops the interactions of unlinked items (knowledge_graph.h).
+//
+// Id aliases: alias_of_user_id / alias_of_item_id fields are remapped with the user / item ids;
+// alias_of_entity_id / alias_of_relation_id fields (knowledge task) are remapped, after the
+// item/entity merge, into the knowledge graph's entity / relation ids (a linked entity is its
+// item's id). Deliberate difference: a token of an entity (relation) alias that is not an entity
+// (relation) of the filtered knowledge graph becomes the padding id 0, with a warning; RecBole
+// gives it a new id after the graph's own, which no triple uses. Each alias field is in one
+// group only (an error otherwise, as RecBole), and must be a loaded token or token_seq column of
+// the .inter, .user or .item file.
+//
+// preload_weight: the matrices are built last, from the final tables (preload_weight.h).
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +38,8 @@
 #include "recbole/data/table.h"
 
 namespace recbole::data {
+
+struct PreloadWeights;  // recbole/data/preload_weight.h (holds libtorch tensors)
 
 // Times and sizes of one load, for benchmarks and logs.
 struct LoadStats {
@@ -89,6 +102,10 @@ class Dataset {
   // The knowledge graph (load_col has kg and link entries), or null.
   const KnowledgeGraph* knowledge_graph() const { return kg_ ? &*kg_ : nullptr; }
 
+  // preload_weight's matrices, one per id field named there (preload_weight.h); empty when the
+  // key is not set. Models get them through ModelContext::preload_weights.
+  const PreloadWeights& preload_weights() const;
+
   // With benchmark_filename: the number of rows of each part, in order (train, valid, test).
   const std::vector<int64_t>& benchmark_sizes() const { return benchmark_sizes_; }
 
@@ -104,6 +121,7 @@ class Dataset {
   std::optional<Table> user_;
   std::optional<Table> item_;
   std::optional<KnowledgeGraph> kg_;
+  std::shared_ptr<const PreloadWeights> preload_;
   std::vector<std::string> field_names_;
   std::vector<int64_t> benchmark_sizes_;
   int64_t n_users_ = 0;

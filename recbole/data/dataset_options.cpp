@@ -263,8 +263,19 @@ DatasetOptions DatasetOptions::from_config(const Config& config) {
                         config.node("benchmark_filename"));
   }
   for (auto [key, out] : {std::pair{"alias_of_user_id", &o.user_aliases},
-                          std::pair{"alias_of_item_id", &o.item_aliases}})
+                          std::pair{"alias_of_item_id", &o.item_aliases},
+                          std::pair{"alias_of_entity_id", &o.entity_aliases},
+                          std::pair{"alias_of_relation_id", &o.relation_aliases}})
     if (r.present(key)) *out = r.string_list(key, config.node(key));
+  if (r.present("preload_weight")) {
+    const YAML::Node n = config.node("preload_weight");
+    if (!n.IsMap()) throw r.error("preload_weight", "a map {id field: value field}", n);
+    for (const auto& kv : n) {
+      if (!kv.second.IsScalar())
+        throw r.error("preload_weight", "a map {id field: value field}", n);
+      o.preload_weight.emplace_back(kv.first.as<std::string>(), kv.second.as<std::string>());
+    }
+  }
   r.string("HEAD_ENTITY_ID_FIELD", o.kg.head_field);
   r.string("TAIL_ENTITY_ID_FIELD", o.kg.tail_field);
   r.string("RELATION_ID_FIELD", o.kg.relation_field);

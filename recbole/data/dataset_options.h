@@ -74,6 +74,12 @@ struct DatasetOptions {
 
   // Token fields remapped together with the user (item) ids: alias_of_user_id (_item_id).
   std::vector<std::string> user_aliases, item_aliases;
+  // Token fields of the .inter/.user/.item files remapped into the knowledge graph's entity
+  // (relation) ids: alias_of_entity_id (_relation_id); knowledge task only.
+  std::vector<std::string> entity_aliases, relation_aliases;
+
+  // preload_weight: (id field, value field) pairs, in the order given (preload_weight.h).
+  std::vector<std::pair<std::string, std::string>> preload_weight;
 
   // The knowledge graph's fields and filters; read when load_col has a "kg" entry.
   KnowledgeOptions kg;

@@ -263,7 +263,9 @@ TaskPipeline::SplitSizes ContextPipeline::split_sizes() const {
 }
 
 models::ModelContext ContextPipeline::model_context(const DeviceManager& device) const {
-  return models::ModelContext{config_, n_users_, n_items_, train_, device, &schema_};
+  models::ModelContext ctx{config_, n_users_, n_items_, train_, device, &schema_};
+  ctx.preload_weights = preload_weights_;
+  return ctx;
 }
 
 std::unique_ptr<TrainingSource> ContextPipeline::training_source(models::InputType input,

@@ -54,7 +54,9 @@ TaskPipeline::SplitSizes GeneralPipeline::split_sizes() const {
 }
 
 models::ModelContext GeneralPipeline::model_context(const DeviceManager& device) const {
-  return models::ModelContext{config_, n_users_, n_items_, train_, device};
+  models::ModelContext ctx{config_, n_users_, n_items_, train_, device};
+  ctx.preload_weights = preload_weights_;
+  return ctx;
 }
 
 std::unique_ptr<TrainingSource> GeneralPipeline::training_source(models::InputType input,

@@ -154,7 +154,9 @@ SequentialPipeline::SequentialPipeline(const config::Config& config, data::Seque
 }
 
 models::ModelContext SequentialPipeline::model_context(const DeviceManager& device) const {
-  return models::ModelContext{config_, n_users_, n_items_, train_, device};
+  models::ModelContext ctx{config_, n_users_, n_items_, train_, device};
+  ctx.preload_weights = preload_weights_;
+  return ctx;
 }
 
 std::unique_ptr<TrainingSource> SequentialPipeline::training_source(models::InputType input,

@@ -6,6 +6,7 @@
 // and only the pipeline knows the task. The general task is pipeline/general_pipeline.h; the
 // sequential, context and knowledge pipelines plug in beside it (make_task_pipeline).
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,15 @@ class TaskPipeline {
     const char* unit = "interactions";
   };
   virtual SplitSizes split_sizes() const = 0;
+
+  // preload_weight's matrices (the dataset's, which outlives the pipeline): model_context()
+  // hands them to the model. Set by make_task_pipeline; a pipeline built by hand has none.
+  void set_preload_weights(const std::map<std::string, torch::Tensor>* weights) {
+    preload_weights_ = weights;
+  }
+
+ protected:
+  const std::map<std::string, torch::Tensor>* preload_weights_ = nullptr;
 };
 
 // The pipeline of `task` over a loaded and split dataset (both must outlive it); a task with no

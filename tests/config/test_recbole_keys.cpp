@@ -36,11 +36,8 @@ TEST_CASE("every key of RecBole's overall.yaml and sample.yaml is declared", "[c
 }
 
 TEST_CASE("a RecBole key whose feature is missing is refused as not supported yet", "[config]") {
-  for (const auto& [key, value] :
-       std::vector<std::pair<std::string, std::string>>{{"transform", "mask_itemseq"},
-                                                        {"alias_of_entity_id", "[e]"},
-                                                        {"preload_weight", "{item_id: v}"},
-                                                        {"discretization", "{age: {bucket: 4}}"}}) {
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"transform", "mask_itemseq"}, {"discretization", "{age: {bucket: 4}}"}}) {
     INFO(key);
     recbole::config::ConfigSources s;
     s.model = "BPR";
@@ -57,5 +54,32 @@ TEST_CASE("a RecBole key whose feature is missing is refused as not supported ye
     // null, RecBole's default, is accepted.
     s.api_overrides = {{key, "~"}};
     CHECK_NOTHROW(recbole::config::Config::build(s));
+  }
+}
+
+TEST_CASE("the KG alias keys and preload_weight are accepted with RecBole's shapes", "[config]") {
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"alias_of_entity_id", "[e]"},
+           {"alias_of_relation_id", "[r, s]"},
+           {"preload_weight", "{item_id: v, ent_id: ent_vec}"}}) {
+    INFO(key);
+    recbole::config::ConfigSources s;
+    s.model = "BPR";
+    s.dataset = "ml-100k";
+    s.api_overrides = {{key, value}};
+    CHECK_NOTHROW(recbole::config::Config::build(s));
+  }
+  for (const char* bad : {"[item_id]", "{item_id: item_id}", "{item_id: [a]}", "{item_id: ~}"}) {
+    INFO(bad);
+    recbole::config::ConfigSources s;
+    s.model = "BPR";
+    s.dataset = "ml-100k";
+    s.api_overrides = {{"preload_weight", bad}};
+    try {
+      recbole::config::Config::build(s);
+      FAIL("accepted");
+    } catch (const recbole::ConfigError& e) {
+      CHECK(std::string(e.what()).find("preload_weight") != std::string::npos);
+    }
   }
 }

@@ -252,7 +252,38 @@ TEST_CASE("alias_of_item_id remaps a field together with the item ids", "[pipeli
   CHECK(error_of([&] {
           load(kg_config("BPR", "kgd", t.path(), {{"alias_of_item_id", "[nothing]"}}));
         }).find("alias_of_item_id") != std::string::npos);
-  CHECK(error_of([&] {
-          load(kg_config("BPR", "kgd", t.path(), {{"preload_weight", "{item_id: vec}"}}));
-        }).find("not supported yet") != std::string::npos);
+}
+
+TEST_CASE("preload_weight reaches the model context of the general and knowledge tasks",
+          "[pipeline][knowledge]") {
+  TempDataset t(
+      "user_id:token\titem_id:token\tw:float\nu1\ti1\t0.5\nu1\ti2\t2\nu2\ti2\t2\n"
+      "u2\ti3\t4\nu3\ti1\t0.5\nu3\ti3\t4\n",
+      kKg, "item_id:token\tentity_id:token\ni1\tm1\ni2\tm2\ni3\tm3\n");
+  for (const std::string model : {"BPR", "CKE"}) {
+    INFO(model);
+    std::vector<std::pair<std::string, std::string>> extra{{"preload_weight", "{item_id: w}"}};
+    if (model == "BPR")
+      extra.push_back({"load_col", "{inter: [user_id, item_id, w]}"});
+    else
+      extra.push_back({"load_col",
+                       "{inter: [user_id, item_id, w], kg: [head_id, relation_id, "
+                       "tail_id], link: [item_id, entity_id]}"});
+    const Config c = kg_config(model, "kgd", t.path(), extra);
+    const recbole::data::Dataset ds = load(c);
+    const recbole::data::SplitDataset split =
+        recbole::data::split_dataset(ds, recbole::data::DatasetOptions::from_config(c));
+    const auto task = recbole::pipeline::make_task_pipeline(
+        model == "BPR" ? recbole::models::Task::kGeneral : recbole::models::Task::kKnowledge, c, ds,
+        split);
+    recbole::DeviceManager device;
+    const recbole::models::ModelContext ctx = task->model_context(device);
+    REQUIRE(ctx.preload_weights != nullptr);
+    const torch::Tensor w = ctx.preload_weights->at("item_id");
+    REQUIRE(w.sizes() == torch::IntArrayRef({4, 1}));
+    CHECK(w[ds.item_id("i1")][0].item<float>() == 0.5f);
+    CHECK(w[ds.item_id("i2")][0].item<float>() == 2.0f);
+    CHECK(w[ds.item_id("i3")][0].item<float>() == 4.0f);
+    CHECK(w[0][0].item<float>() == 0.0f);
+  }
 }
