@@ -99,9 +99,9 @@ uint64_t KGIN::evaluation_seed() const {
 std::pair<torch::Tensor, torch::Tensor> KGIN::propagate(uint64_t seed) {
   const DeviceManager& dm = device_manager();
   const layers::KgEdges edges =
-      node_rate_ > 0 ? edges_.index_select(
-                           dm.place(layers::sample_edges(edges_.size(), node_rate_, seed)))
-                     : edges_;
+      node_rate_ > 0
+          ? edges_.index_select(dm.place(layers::sample_edges(edges_.size(), node_rate_, seed)))
+          : edges_;
   const layers::GraphOperator inter =
       is_training() && mess_rate_ > 0
           ? layers::GraphOperator(layers::sparse_dropout(inter_, mess_rate_), false, dm)
@@ -160,7 +160,9 @@ RECBOLE_REGISTER_MODEL(KGIN) {
        Task::kKnowledge,
        InputType::kPairwise,
        "Knowledge graph-based intent network: user intents over relations, relational paths",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user, entity, relation rows"),
+       {Key("embedding_size", KeyType::kInt)
+            .min(1)
+            .help("Dimension of user, entity, relation rows"),
         Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the EmbLoss regulariser"),
         Key("node_dropout_rate", KeyType::kFloat)
             .min(0)

@@ -1,6 +1,9 @@
 #include "models/knowledge/mcclk.h"
 
+#include <algorithm>
 #include <limits>
+
+#include <torch/torch.h>
 
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
@@ -43,11 +46,67 @@ torch::nn::Sequential projection_head(int64_t d) {
 
 }  // namespace
 
+namespace {
+
+// Rows per chunk of the contrastive term: [chunk, n] similarity blocks instead of [n, n] (the
+// default batch has n = 4,096 item rows; a 4 GiB pair of matrices at n = 16,384).
+constexpr int64_t kNceChunk = 1024;
+
+// The contrastive term on unit rows a, b [n, d], computed and differentiated in row chunks:
+// nothing n × n is kept for the backward, which recomputes each chunk's similarities.
+// With S = a aᵀ / τ, T = a bᵀ / τ, D_r = Σ_j e^{S_rj} + Σ_j e^{T_rj} − e^{S_rr}:
+//   L = mean_r (log D_r − T_rr);  ∂L/∂S_rj = e^{S_rj} / D_r / n (0 for j = r);
+//   ∂L/∂T_rj = (e^{T_rj} / D_r − [j = r]) / n.
+struct ChunkedNce : public torch::autograd::Function<ChunkedNce> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& a,
+                               const torch::Tensor& b, double tau) {
+    const int64_t n = a.size(0);
+    torch::Tensor denominators = torch::empty({n}, a.options());
+    torch::Tensor positives = torch::empty({n}, a.options());
+    for (int64_t r0 = 0; r0 < n; r0 += kNceChunk) {
+      const int64_t c = std::min(kNceChunk, n - r0);
+      const torch::Tensor rows = a.narrow(0, r0, c);
+      const torch::Tensor s = rows.mm(a.t()).div_(tau);
+      const torch::Tensor t = rows.mm(b.t()).div_(tau);
+      const torch::Tensor s_self = s.narrow(1, r0, c).diagonal();
+      positives.narrow(0, r0, c).copy_(t.narrow(1, r0, c).diagonal());
+      denominators.narrow(0, r0, c).copy_(s.exp().sum(1) + t.exp().sum(1) - s_self.exp());
+    }
+    ctx->save_for_backward({a, b, denominators});
+    ctx->saved_data["tau"] = tau;
+    return (denominators.log() - positives).mean();
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &a = saved[0], &b = saved[1], &denominators = saved[2];
+    const double tau = ctx->saved_data["tau"].toDouble();
+    const int64_t n = a.size(0);
+    const torch::Tensor scale = grads[0] / (static_cast<double>(n) * tau);
+    torch::Tensor da = torch::zeros_like(a), db = torch::zeros_like(b);
+    for (int64_t r0 = 0; r0 < n; r0 += kNceChunk) {
+      const int64_t c = std::min(kNceChunk, n - r0);
+      const torch::Tensor rows = a.narrow(0, r0, c);
+      const torch::Tensor inv = denominators.narrow(0, r0, c).reciprocal().unsqueeze(1);
+      torch::Tensor gs = rows.mm(a.t()).div_(tau).exp_().mul_(inv);
+      torch::Tensor gt = rows.mm(b.t()).div_(tau).exp_().mul_(inv);
+      gs.narrow(1, r0, c).diagonal().zero_();
+      gt.narrow(1, r0, c).diagonal().sub_(1.0);
+      gs.mul_(scale);
+      gt.mul_(scale);
+      da.narrow(0, r0, c).add_(gs.mm(a) + gt.mm(b));
+      da.add_(gs.t().mm(rows));
+      db.add_(gt.t().mm(rows));
+    }
+    return {da, db, torch::Tensor()};
+  }
+};
+
+}  // namespace
+
 torch::Tensor mcclk_nce(const torch::Tensor& a, const torch::Tensor& b, double temperature) {
-  const torch::Tensor an = normalized(a), bn = normalized(b);
-  const torch::Tensor refl = (an.mm(an.t()) / temperature).exp();
-  const torch::Tensor between = (an.mm(bn.t()) / temperature).exp();
-  return -(between.diagonal() / (refl.sum(1) + between.sum(1) - refl.diagonal())).log().mean();
+  return ChunkedNce::apply(normalized(a), normalized(b), temperature);
 }
 
 MCCLK::MCCLK(const ModelContext& ctx)
@@ -86,8 +145,9 @@ MCCLK::MCCLK(const ModelContext& ctx)
   to(ctx.device.device());
   inter_ = layers::user_item_mean_matrix(ctx.train, n_entities_);
   inter_op_ = layers::GraphOperator(inter_, /*symmetric=*/false, ctx.device);
-  graph_op_ = layers::GraphOperator(layers::row_normalized_interaction_graph(ctx.train, n_entities_),
-                                    /*symmetric=*/false, ctx.device);
+  graph_op_ =
+      layers::GraphOperator(layers::row_normalized_interaction_graph(ctx.train, n_entities_),
+                            /*symmetric=*/false, ctx.device);
   edges_ = layers::kg_edge_list(g, ctx.device);
 }
 
@@ -113,7 +173,8 @@ std::pair<torch::Tensor, torch::Tensor> MCCLK::structural(const layers::KgEdges&
     // (‖e_h ⊙ Q_r‖ · ‖e_t ⊙ Q_r‖)², as a product of squared norms (smooth at 0).
     const torch::Tensor w = head_r.pow(2).sum(1) * tail_r.pow(2).sum(1);
     const torch::Tensor att = layers::segment_softmax(w, edges.heads, n_entities_);
-    torch::Tensor e_next = layers::scatter_mean(att.unsqueeze(1) * tail_r, edges.heads, n_entities_);
+    torch::Tensor e_next =
+        layers::scatter_mean(att.unsqueeze(1) * tail_r, edges.heads, n_entities_);
     const torch::Tensor m = layers::spmm(inter, e);
     const torch::Tensor beta = torch::softmax(u.mm(relation_embedding_.t()), 1);
     torch::Tensor u_next = m + beta.mm(relation_embedding_) * m;
@@ -158,9 +219,9 @@ MCCLK::Views MCCLK::views(uint64_t seed) {
   const torch::Tensor basis =
       separately_ ? item_aggregation(sampled_edges(seed ^ kSemanticStream)) : v.entity_g.detach();
   const auto lambda = static_cast<float>(lambda_);
-  const layers::GraphOperator knn(weighted_sum(layers::knn_graph(basis, k_), 1.0f - lambda,
-                                               layers::knn_graph(ego, k_), lambda),
-                                  /*symmetric=*/false, dm);
+  const layers::GraphOperator knn(
+      weighted_sum(layers::knn_graph(basis, k_), 1.0f - lambda, layers::knn_graph(ego, k_), lambda),
+      /*symmetric=*/false, dm);
   torch::Tensor x = entity_embedding_;
   std::vector<torch::Tensor> xs{x};
   for (int64_t l = 0; l < item_agg_layers_; ++l) {
@@ -243,7 +304,9 @@ RECBOLE_REGISTER_MODEL(MCCLK) {
        InputType::kPairwise,
        "Multi-level cross-view contrastive learning: structural, semantic (kNN) and "
        "collaborative views",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user, entity, relation rows"),
+       {Key("embedding_size", KeyType::kInt)
+            .min(1)
+            .help("Dimension of user, entity, relation rows"),
         Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the EmbLoss regulariser"),
         Key("n_hops", KeyType::kInt).min(1).help("Hops of the structural (KG) view"),
         Key("node_dropout_rate", KeyType::kFloat)

@@ -38,6 +38,8 @@ namespace recbole::models {
 // RecBole's MCCLK contrastive term, mean over rows a of a [n, d], b [n, d]:
 //   −log( e^{cos(a_a, b_a)/τ} / (Σ_j e^{cos(a_a, a_j)/τ} + Σ_j e^{cos(a_a, b_j)/τ}
 //                                − e^{cos(a_a, a_a)/τ}) ). → 0-dim float32.
+// Computed and differentiated in chunks of rows (its own backward): memory O(chunk · n), not
+// the n × n similarity matrices RecBole keeps.
 torch::Tensor mcclk_nce(const torch::Tensor& a, const torch::Tensor& b, double temperature);
 
 class MCCLK : public CachedFactorModel {

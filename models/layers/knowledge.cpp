@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <vector>
@@ -202,7 +203,8 @@ torch::Tensor segment_softmax(const torch::Tensor& src, const torch::Tensor& ind
       const torch::Tensor s = src.detach().to(torch::kFloat32).contiguous();
       const torch::Tensor ix = index.contiguous();
       const int64_t cols = s.numel() / std::max<int64_t>(s.size(0), 1);
-      torch::Tensor t = torch::full(shape, -std::numeric_limits<float>::infinity(), torch::kFloat32);
+      torch::Tensor t =
+          torch::full(shape, -std::numeric_limits<float>::infinity(), torch::kFloat32);
       const float* sp = s.data_ptr<float>();
       const int64_t* ip = ix.data_ptr<int64_t>();
       float* tp = t.data_ptr<float>();
@@ -239,39 +241,53 @@ SparseMatrix sparse_dropout(const SparseMatrix& m, double p) {
 
 namespace {
 
-constexpr int64_t kTopKRowBlock = 256;   // rows per task
-constexpr int64_t kTopKColTile = 2048;   // columns per product: a 2 MiB tile per task
+constexpr int64_t kTopKRowBlock = 256;  // rows per task
+constexpr int64_t kTopKColTile = 2048;  // columns per product: a 2 MiB tile per task
+
+// Inserts v (column col) into a row's running top-k; returns the new k-th value.
+inline float insert_top(float v, int64_t col, int64_t k, float* best, int64_t* idx) {
+  int64_t pos = k - 1;
+  for (; pos > 0 && best[pos - 1] < v; --pos) best[pos] = best[pos - 1], idx[pos] = idx[pos - 1];
+  best[pos] = v;
+  idx[pos] = col;
+  return best[k - 1];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define RECBOLE_TOPK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define RECBOLE_TOPK_CLONES
+#endif
+
+typedef float TopKFloats __attribute__((vector_size(64)));  // 16 floats
+typedef int32_t TopKMask __attribute__((vector_size(64)));
 
 // Merges the columns [c0, c0 + n) of one row's similarities into its running top-k (values
 // descending; a value equal to a kept one ranks after it, so the lower column wins a tie).
+// Almost every block of 64 columns holds nothing above the k-th value: one vector max and
+// compare skips it.
+RECBOLE_TOPK_CLONES
 void merge_row(const float* sims, int64_t n, int64_t c0, int64_t k, float* best, int64_t* idx) {
   float threshold = best[k - 1];
-  constexpr int64_t kLanes = 16;
+  constexpr int64_t kBlock = 64;
   int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    // Most chunks hold nothing above the threshold: one vectorisable max decides.
-    float m = sims[j];
-    for (int64_t l = 1; l < kLanes; ++l) m = std::max(m, sims[j + l]);
-    if (!(m > threshold)) continue;
-    for (int64_t l = 0; l < kLanes; ++l) {
-      const float v = sims[j + l];
-      if (!(v > threshold)) continue;
-      int64_t pos = k - 1;
-      for (; pos > 0 && best[pos - 1] < v; --pos) best[pos] = best[pos - 1], idx[pos] = idx[pos - 1];
-      best[pos] = v;
-      idx[pos] = c0 + j + l;
-      threshold = best[k - 1];
-    }
+  for (; j + kBlock <= n; j += kBlock) {
+    TopKFloats v[4];
+    std::memcpy(v, sims + j, sizeof(v));
+    const TopKFloats m01 = v[0] > v[1] ? v[0] : v[1];
+    const TopKFloats m23 = v[2] > v[3] ? v[2] : v[3];
+    const TopKFloats m = m01 > m23 ? m01 : m23;
+    TopKFloats t;
+    for (int l = 0; l < 16; ++l) t[l] = threshold;
+    const TopKMask above = m > t;
+    int32_t any = 0;
+    for (int l = 0; l < 16; ++l) any |= above[l];
+    if (!any) continue;
+    for (int64_t l = 0; l < kBlock; ++l)
+      if (sims[j + l] > threshold) threshold = insert_top(sims[j + l], c0 + j + l, k, best, idx);
   }
-  for (; j < n; ++j) {
-    const float v = sims[j];
-    if (!(v > threshold)) continue;
-    int64_t pos = k - 1;
-    for (; pos > 0 && best[pos - 1] < v; --pos) best[pos] = best[pos - 1], idx[pos] = idx[pos - 1];
-    best[pos] = v;
-    idx[pos] = c0 + j;
-    threshold = best[k - 1];
-  }
+  for (; j < n; ++j)
+    if (sims[j] > threshold) threshold = insert_top(sims[j], c0 + j, k, best, idx);
 }
 
 }  // namespace
