@@ -1,12 +1,14 @@
 #pragma once
 // What the knowledge models share (RecBole's knowledge_aware_recommender helpers): the graph a
-// model is built from, the fixed sampled neighbour tables of KGCN and KGNNLS, and the TransR
-// projection of CKE and KGAT.
+// model is built from, the fixed sampled neighbour tables of KGCN and KGNNLS, the TransR
+// projection of CKE and KGAT, and the graph inputs of KGIN and MCCLK (interaction matrices, the
+// KG edge list, edge sampling, per-head scatter mean and softmax, the kNN entity graph).
 #include <cstdint>
 #include <functional>
 
 #include <torch/torch.h>
 
+#include "models/layers/graph.h"
 #include "models/model.h"
 
 namespace recbole::models::layers {
@@ -34,5 +36,60 @@ torch::Tensor transr_project(const torch::Tensor& x, const torch::Tensor& trans_
 // order on CUDA. Tasks must write disjoint outputs, so results do not depend on the threads.
 // Used by full rankings computed in chunks of users.
 void run_chunks(int64_t n_tasks, bool on_cuda, const std::function<void(int64_t)>& task);
+
+// ---- KGIN / MCCLK graph inputs (RecBole's get_norm_inter_matrix('si') and kg_graph) ----
+// Node ids: user u → u, entity e → n_users + e (N = n_users + n_entities). Both matrices come from
+// the training interactions only, a repeated (user, item) pair counting once.
+
+// The user block of D⁻¹A: [n_users × n_entities]; row u holds 1/deg(u) at each of u's distinct
+// training items (entity id = item id), so M·E is the mean of the user's item rows. Zero rows
+// for users without training items.
+SparseMatrix user_item_mean_matrix(const data::InteractionMatrix& train, int64_t n_entities);
+
+// D⁻¹A over all N nodes (row, not symmetric, normalisation): A[u, n_users + i] = A[n_users + i,
+// u] = 1 per distinct training pair, each row divided by its non-zeros (zero rows stay zero).
+SparseMatrix row_normalized_interaction_graph(const data::InteractionMatrix& train,
+                                              int64_t n_entities);
+
+// The directed KG edges in triple order: messages flow tail → head. [n_edges] int64 each.
+struct KgEdges {
+  torch::Tensor heads, tails, relations;
+  int64_t size() const { return heads.defined() ? heads.size(0) : 0; }
+  KgEdges index_select(const torch::Tensor& kept) const;  // kept: [k] int64 on their device
+};
+KgEdges kg_edge_list(const data::KnowledgeGraph& graph, const DeviceManager& device);
+
+// RecBole's _edge_sampling: floor(n_edges · rate) distinct edge positions drawn uniformly
+// without replacement from a stream seeded with `seed` (rate = the KEPT fraction), ascending
+// (messages are then summed in triple order). rate <= 0 or >= 1 keeps every edge (RecBole
+// samples only when node_dropout_rate > 0). → [k] int64, CPU.
+torch::Tensor sample_edges(int64_t n_edges, double rate, uint64_t seed);
+
+// Per-head mean of the rows of src ([n_edges, d]) over the edges whose index ([n_edges] int64)
+// is that head → [n, d]; zero for an index value with no edge (torch_scatter's scatter_mean).
+// index_add + counts, so gradients flow to src.
+torch::Tensor scatter_mean(const torch::Tensor& src, const torch::Tensor& index, int64_t n);
+
+// Softmax of src ([n_edges] or [n_edges, c]) within each group of equal index, per column,
+// shifted by the group's maximum (torch_scatter's scatter_softmax); gradients flow to src.
+torch::Tensor segment_softmax(const torch::Tensor& src, const torch::Tensor& index, int64_t n);
+
+// RecBole's sparse dropout of an interaction matrix: each stored value kept with probability
+// 1 − p (torch's seeded global generator) and scaled by 1 / (1 − p). p = 0 returns m.
+SparseMatrix sparse_dropout(const SparseMatrix& m, double p);
+
+// The k largest cosine similarities of each row of x ([n, d] float32, any device; no gradient)
+// with every row (itself included), without materialising n × n: row blocks, each scanned over
+// column tiles of one matrix product, blocks in parallel on the ThreadPool (CPU) or in turn
+// (CUDA). Values are those of the products (exact, not approximated); equal values go to the
+// lower column. → values [n, k] float32 descending, indices [n, k] int64, both CPU.
+struct TopK {
+  torch::Tensor values, indices;
+};
+TopK cosine_topk(const torch::Tensor& x, int64_t k);
+
+// MCCLK's build_adj: S = the rows' top-k cosine similarities (cosine_topk), then
+// D^{-1/2} S D^{-1/2} with D = the row sums of S (an inf from a zero sum becomes 0). [n × n].
+SparseMatrix knn_graph(const torch::Tensor& x, int64_t k);
 
 }  // namespace recbole::models::layers

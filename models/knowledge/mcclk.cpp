@@ -1,0 +1,338 @@
+#include "models/knowledge/mcclk.h"
+
+#include <algorithm>
+#include <limits>
+
+#include <torch/torch.h>
+
+#include "models/layers/init.h"
+#include "models/layers/key_checks.h"
+#include "models/layers/losses.h"
+#include "recbole/config/config.h"
+
+namespace recbole::models {
+
+namespace F = torch::nn::functional;
+
+namespace {
+
+// Stream tags: the two edge samples of one forward and the evaluation's derived seed.
+constexpr uint64_t kStructuralStream = 0x7374727563747572ULL;
+constexpr uint64_t kSemanticStream = 0x73656d616e746963ULL;
+constexpr uint64_t kEvaluationStream = 0x6576616c75617465ULL;
+
+torch::Tensor normalized(const torch::Tensor& x) {
+  return F::normalize(x, F::NormalizeFuncOptions().dim(1));
+}
+
+// a · A + b · B (patterns merged, shared entries summed).
+layers::SparseMatrix weighted_sum(const layers::SparseMatrix& a, float wa,
+                                  const layers::SparseMatrix& b, float wb) {
+  std::vector<int64_t> r, c;
+  std::vector<float> v;
+  r.reserve(size_t(a.nnz() + b.nnz()));
+  c.reserve(r.capacity());
+  v.reserve(r.capacity());
+  for (const auto& [m, w] : {std::make_pair(&a, wa), std::make_pair(&b, wb)})
+    for (int64_t row = 0; row < m->rows; ++row)
+      for (int64_t k = m->indptr[size_t(row)]; k < m->indptr[size_t(row) + 1]; ++k)
+        r.push_back(row), c.push_back(m->indices[size_t(k)]), v.push_back(w * m->values[size_t(k)]);
+  return layers::SparseMatrix::from_triplets(a.rows, a.cols, r, c, v);
+}
+
+torch::nn::Sequential projection_head(int64_t d) {
+  return torch::nn::Sequential(torch::nn::Linear(d, d), torch::nn::ReLU(), torch::nn::Linear(d, d));
+}
+
+}  // namespace
+
+namespace {
+
+// Rows per chunk of the contrastive term: [chunk, n] similarity blocks instead of [n, n] (the
+// default batch has n = 4,096 item rows; a 4 GiB pair of matrices at n = 16,384).
+constexpr int64_t kNceChunk = 1024;
+
+// The contrastive term on unit rows a, b [n, d], computed and differentiated in row chunks:
+// nothing n × n is kept for the backward, which recomputes each chunk's similarities.
+// With S = a aᵀ / τ, T = a bᵀ / τ, D_r = Σ_j e^{S_rj} + Σ_j e^{T_rj} − e^{S_rr}:
+//   L = mean_r (log D_r − T_rr);  ∂L/∂S_rj = e^{S_rj} / D_r / n (0 for j = r);
+//   ∂L/∂T_rj = (e^{T_rj} / D_r − [j = r]) / n.
+struct ChunkedNce : public torch::autograd::Function<ChunkedNce> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& a,
+                               const torch::Tensor& b, double tau) {
+    const int64_t n = a.size(0);
+    torch::Tensor denominators = torch::empty({n}, a.options());
+    torch::Tensor positives = torch::empty({n}, a.options());
+    for (int64_t r0 = 0; r0 < n; r0 += kNceChunk) {
+      const int64_t c = std::min(kNceChunk, n - r0);
+      const torch::Tensor rows = a.narrow(0, r0, c);
+      const torch::Tensor s = rows.mm(a.t()).div_(tau);
+      const torch::Tensor t = rows.mm(b.t()).div_(tau);
+      const torch::Tensor s_self = s.narrow(1, r0, c).diagonal();
+      positives.narrow(0, r0, c).copy_(t.narrow(1, r0, c).diagonal());
+      denominators.narrow(0, r0, c).copy_(s.exp().sum(1) + t.exp().sum(1) - s_self.exp());
+    }
+    ctx->save_for_backward({a, b, denominators});
+    ctx->saved_data["tau"] = tau;
+    return (denominators.log() - positives).mean();
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &a = saved[0], &b = saved[1], &denominators = saved[2];
+    const double tau = ctx->saved_data["tau"].toDouble();
+    const int64_t n = a.size(0);
+    const torch::Tensor scale = grads[0] / (static_cast<double>(n) * tau);
+    torch::Tensor da = torch::zeros_like(a), db = torch::zeros_like(b);
+    for (int64_t r0 = 0; r0 < n; r0 += kNceChunk) {
+      const int64_t c = std::min(kNceChunk, n - r0);
+      const torch::Tensor rows = a.narrow(0, r0, c);
+      const torch::Tensor inv = denominators.narrow(0, r0, c).reciprocal().unsqueeze(1);
+      torch::Tensor gs = rows.mm(a.t()).div_(tau).exp_().mul_(inv);
+      torch::Tensor gt = rows.mm(b.t()).div_(tau).exp_().mul_(inv);
+      gs.narrow(1, r0, c).diagonal().zero_();
+      gt.narrow(1, r0, c).diagonal().sub_(1.0);
+      gs.mul_(scale);
+      gt.mul_(scale);
+      da.narrow(0, r0, c).add_(gs.mm(a) + gt.mm(b));
+      da.add_(gs.t().mm(rows));
+      db.add_(gt.t().mm(rows));
+    }
+    return {da, db, torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor mcclk_nce(const torch::Tensor& a, const torch::Tensor& b, double temperature) {
+  return ChunkedNce::apply(normalized(a), normalized(b), temperature);
+}
+
+MCCLK::MCCLK(const ModelContext& ctx)
+    : CachedFactorModel("MCCLK", ctx),
+      hops_(ctx.config.get_int("n_hops")),
+      lightgcn_layers_(ctx.config.get_int("lightgcn_layer")),
+      item_agg_layers_(ctx.config.get_int("item_agg_layer")),
+      k_(ctx.config.get_int("k")),
+      node_rate_(ctx.config.get_double("node_dropout_rate")),
+      mess_rate_(ctx.config.get_double("mess_dropout_rate")),
+      reg_weight_(ctx.config.get_double("reg_weight")),
+      alpha_(ctx.config.get_double("alpha")),
+      beta_(ctx.config.get_double("beta")),
+      lambda_(ctx.config.get_double("lambda_coeff")),
+      temperature_(ctx.config.get_double("temperature")),
+      separately_(ctx.config.get_bool("build_graph_separately")),
+      bce_(ctx.config.get_string("loss_type") == "BCE") {
+  const data::KnowledgeGraph& g = layers::knowledge_graph_of(ctx, name());
+  n_entities_ = g.n_entities();
+  if (k_ > n_entities_)
+    throw ConfigError(ctx.config.source("k") + ": MCCLK: k: expected at most n_entities (" +
+                      std::to_string(n_entities_) + ") neighbours, got " + std::to_string(k_));
+  const int64_t d = ctx.config.get_int("embedding_size");
+  const auto table = [&](const char* name, int64_t rows, int64_t cols) {
+    return register_parameter(name, layers::new_table(rows, cols, layers::Init::kXavierNormal));
+  };
+  user_embedding_ = table("user_embedding", ctx.n_users, d);
+  entity_embedding_ = table("entity_embedding", n_entities_, d);
+  relation_embedding_ = table("relation_embedding", g.n_relations(), d);
+  fc1_ = register_module("fc1", projection_head(d));
+  fc2_ = register_module("fc2", projection_head(d));
+  fc3_ = register_module("fc3", projection_head(d));
+  for (auto* fc : {&fc1_, &fc2_, &fc3_}) layers::initialize(**fc, layers::Init::kXavierNormal);
+  edge_seed_ = register_buffer(
+      "edge_seed", torch::randint(0, std::numeric_limits<int64_t>::max(), {1}, torch::kInt64));
+  to(ctx.device.device());
+  inter_ = layers::user_item_mean_matrix(ctx.train, n_entities_);
+  inter_op_ = layers::GraphOperator(inter_, /*symmetric=*/false, ctx.device);
+  graph_op_ =
+      layers::GraphOperator(layers::row_normalized_interaction_graph(ctx.train, n_entities_),
+                            /*symmetric=*/false, ctx.device);
+  edges_ = layers::kg_edge_list(g, ctx.device);
+}
+
+void MCCLK::load(torch::serialize::InputArchive& archive) {
+  Model::load(archive);
+  drop_factors();
+}
+
+layers::KgEdges MCCLK::sampled_edges(uint64_t seed) const {
+  if (node_rate_ <= 0) return edges_;
+  return edges_.index_select(
+      device_manager().place(layers::sample_edges(edges_.size(), node_rate_, seed)));
+}
+
+std::pair<torch::Tensor, torch::Tensor> MCCLK::structural(const layers::KgEdges& edges,
+                                                          const layers::GraphOperator& inter) {
+  const torch::Tensor q = relation_embedding_.index_select(0, edges.relations);
+  torch::Tensor e = entity_embedding_, u = user_embedding_;
+  std::vector<torch::Tensor> es{e}, us{u};
+  for (int64_t hop = 0; hop < hops_; ++hop) {
+    const torch::Tensor head_r = e.index_select(0, edges.heads) * q;
+    const torch::Tensor tail_r = e.index_select(0, edges.tails) * q;
+    // (‖e_h ⊙ Q_r‖ · ‖e_t ⊙ Q_r‖)², as a product of squared norms (smooth at 0).
+    const torch::Tensor w = head_r.pow(2).sum(1) * tail_r.pow(2).sum(1);
+    const torch::Tensor att = layers::segment_softmax(w, edges.heads, n_entities_);
+    torch::Tensor e_next =
+        layers::scatter_mean(att.unsqueeze(1) * tail_r, edges.heads, n_entities_);
+    const torch::Tensor m = layers::spmm(inter, e);
+    const torch::Tensor beta = torch::softmax(u.mm(relation_embedding_.t()), 1);
+    torch::Tensor u_next = m + beta.mm(relation_embedding_) * m;
+    if (mess_rate_ > 0 && is_training()) {
+      e_next = torch::dropout(e_next, mess_rate_, true);
+      u_next = torch::dropout(u_next, mess_rate_, true);
+    }
+    e = normalized(e_next);
+    u = normalized(u_next);
+    es.push_back(e);
+    us.push_back(u);
+  }
+  return {torch::stack(us, 1).mean(1), torch::stack(es, 1).mean(1)};
+}
+
+torch::Tensor MCCLK::item_aggregation(const layers::KgEdges& edges) {
+  torch::NoGradGuard no_grad;  // it only feeds the kNN graph, whose values carry no gradient
+  const torch::Tensor q = relation_embedding_.index_select(0, edges.relations);
+  torch::Tensor e = entity_embedding_;
+  std::vector<torch::Tensor> es{e};
+  for (int64_t hop = 0; hop < hops_; ++hop) {
+    torch::Tensor next =
+        layers::scatter_mean(e.index_select(0, edges.tails) * q, edges.heads, n_entities_);
+    if (mess_rate_ > 0 && is_training()) next = torch::dropout(next, mess_rate_, true);
+    e = normalized(next);
+    es.push_back(e);
+  }
+  return torch::stack(es, 1).mean(1);
+}
+
+MCCLK::Views MCCLK::views(uint64_t seed) {
+  const DeviceManager& dm = device_manager();
+  Views v;
+  const layers::GraphOperator inter =
+      is_training() && mess_rate_ > 0
+          ? layers::GraphOperator(layers::sparse_dropout(inter_, mess_rate_), false, dm)
+          : inter_op_;
+  std::tie(v.user_g, v.entity_g) = structural(sampled_edges(seed ^ kStructuralStream), inter);
+
+  // The semantic view's kNN graph: constant for this forward (no gradient through its values).
+  const torch::Tensor ego = entity_embedding_.detach();
+  const torch::Tensor basis =
+      separately_ ? item_aggregation(sampled_edges(seed ^ kSemanticStream)) : v.entity_g.detach();
+  const auto lambda = static_cast<float>(lambda_);
+  const layers::GraphOperator knn(
+      weighted_sum(layers::knn_graph(basis, k_), 1.0f - lambda, layers::knn_graph(ego, k_), lambda),
+      /*symmetric=*/false, dm);
+  torch::Tensor x = entity_embedding_;
+  std::vector<torch::Tensor> xs{x};
+  for (int64_t l = 0; l < item_agg_layers_; ++l) {
+    x = layers::spmm(knn, x);
+    xs.push_back(x);
+  }
+  v.entity_s = torch::stack(xs, 1).mean(1);
+
+  const torch::Tensor collab = layers::mean_propagation(
+      graph_op_, torch::cat({user_embedding_, entity_embedding_}), lightgcn_layers_);
+  v.user_c = collab.narrow(0, 0, n_users());
+  v.entity_c = collab.narrow(0, n_users(), n_entities_);
+  return v;
+}
+
+std::pair<torch::Tensor, torch::Tensor> MCCLK::evaluation_factors() {
+  const uint64_t seed =
+      static_cast<uint64_t>(DeviceManager::to_host(edge_seed_).item<int64_t>()) ^ kEvaluationStream;
+  const Views v = views(seed);
+  return {torch::cat({v.user_g, v.user_c}, 1),
+          torch::cat({v.entity_g, v.entity_s + v.entity_c}, 1).narrow(0, 0, n_items())};
+}
+
+torch::Tensor MCCLK::full_sort_predict(const data::Batch& batch) {
+  const torch::Tensor s = CachedFactorModel::full_sort_predict(batch);
+  return bce_ ? torch::sigmoid(s) : s;
+}
+
+torch::Tensor MCCLK::predict(const data::Batch& batch) {
+  const torch::Tensor s = CachedFactorModel::predict(batch);
+  return bce_ ? torch::sigmoid(s) : s;
+}
+
+torch::Tensor MCCLK::calculate_loss(const data::Batch& batch) {
+  drop_factors();
+  const int64_t seed =
+      torch::randint(0, std::numeric_limits<int64_t>::max(), {1}, torch::kInt64).item<int64_t>();
+  {
+    torch::NoGradGuard no_grad;
+    edge_seed_.fill_(seed);
+  }
+  const Views v = views(static_cast<uint64_t>(seed));
+  const int64_t b = batch.items.size(0);
+  const torch::Tensor items = torch::cat({batch.items, batch.neg_items});
+  const torch::Tensor ug = v.user_g.index_select(0, batch.users);
+  const torch::Tensor uc = v.user_c.index_select(0, batch.users);
+  const torch::Tensor eg = v.entity_g.index_select(0, items);
+  const torch::Tensor es = v.entity_s.index_select(0, items);
+  const torch::Tensor ec = v.entity_c.index_select(0, items);
+  const torch::Tensor esc = es + ec;
+
+  const torch::Tensor local = mcclk_nce(head(fc1_, es), head(fc1_, ec), temperature_);
+  const torch::Tensor pu = head(fc2_, ug), pc = head(fc2_, uc);
+  const torch::Tensor pg = head(fc3_, eg), ps = head(fc3_, esc);
+  const torch::Tensor global =
+      0.5 * (mcclk_nce(pu, pc, temperature_) + mcclk_nce(pc, pu, temperature_)) +
+      0.5 * (mcclk_nce(pg, ps, temperature_) + mcclk_nce(ps, pg, temperature_));
+
+  const torch::Tensor user = torch::cat({ug, uc}, 1);
+  const torch::Tensor item = torch::cat({eg, esc}, 1);
+  const torch::Tensor pos = item.narrow(0, 0, b), neg = item.narrow(0, b, b);
+  const torch::Tensor s_pos = (user * pos).sum(1), s_neg = (user * neg).sum(1);
+  torch::Tensor rec;
+  if (bce_) {
+    const torch::Tensor labels = torch::cat({torch::ones_like(s_pos), torch::zeros_like(s_neg)});
+    rec = F::binary_cross_entropy_with_logits(torch::cat({s_pos, s_neg}), labels);
+  } else {
+    rec = layers::bpr_loss(s_pos, s_neg);
+  }
+  return rec + reg_weight_ * layers::emb_loss({user, pos, neg}) +
+         beta_ * (alpha_ * local + (1 - alpha_) * global);
+}
+
+RECBOLE_REGISTER_MODEL(MCCLK) {
+  using config::Key;
+  using config::KeyType;
+  register_model(
+      {"MCCLK",
+       Task::kKnowledge,
+       InputType::kPairwise,
+       "Multi-level cross-view contrastive learning: structural, semantic (kNN) and "
+       "collaborative views",
+       {Key("embedding_size", KeyType::kInt)
+            .min(1)
+            .help("Dimension of user, entity, relation rows"),
+        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the EmbLoss regulariser"),
+        Key("n_hops", KeyType::kInt).min(1).help("Hops of the structural (KG) view"),
+        Key("node_dropout_rate", KeyType::kFloat)
+            .min(0)
+            .max(1)
+            .help("Fraction of KG edges KEPT by each forward's samples, evaluation included "
+                  "(0 or 1: all)"),
+        layers::probability_key("mess_dropout_rate")
+            .help("Dropout on each hop's outputs, and on the user-item matrix (training)"),
+        Key("lightgcn_layer", KeyType::kInt).min(1).help("Layers of the collaborative view"),
+        Key("item_agg_layer", KeyType::kInt).min(1).help("kNN-graph products of the semantic view"),
+        Key("alpha", KeyType::kFloat).min(0).max(1).help("Weight of the local contrastive term"),
+        Key("beta", KeyType::kFloat).min(0).help("Weight of the contrastive terms"),
+        Key("k", KeyType::kInt).min(1).help("Neighbours per entity in the kNN entity graph"),
+        Key("lambda_coeff", KeyType::kFloat)
+            .min(0)
+            .max(1)
+            .help("Weight of the kNN graph of the ego entity rows in the semantic view"),
+        Key("temperature", KeyType::kFloat).above(0).help("Temperature of the contrastive terms"),
+        Key("build_graph_separately", KeyType::kBool)
+            .help("kNN graph from a non-attentive KG aggregation of its own (else the structural "
+                  "view)"),
+        Key("loss_type", KeyType::kString)
+            .choices({"BPR", "BCE"})
+            .help("Recommendation loss: BPR on pairs, or BCE with logits on both items")},
+       [](const ModelContext& ctx) { return std::make_shared<MCCLK>(ctx); }});
+}
+
+}  // namespace recbole::models
