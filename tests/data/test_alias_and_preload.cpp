@@ -253,8 +253,9 @@ TEST_CASE("preload_weight and the KG aliases are read from the config", "[datase
   const DatasetOptions o = options({{"preload_weight", "{item_id: vec, code: w}"},
                                     {"alias_of_entity_id", "[a, b]"},
                                     {"alias_of_relation_id", "[r]"}});
-  CHECK(o.preload_weight ==
-        std::vector<std::pair<std::string, std::string>>({{"item_id", "vec"}, {"code", "w"}}));
+  const std::vector<std::pair<std::string, std::string>> pairs = {{"item_id", "vec"},
+                                                                  {"code", "w"}};
+  CHECK(o.preload_weight == pairs);
   CHECK(o.entity_aliases == std::vector<std::string>({"a", "b"}));
   CHECK(o.relation_aliases == std::vector<std::string>({"r"}));
   for (const char* bad : {"[item_id]", "{item_id: item_id}", "{item_id: [a, b]}"}) {
