@@ -296,7 +296,7 @@ TEST_CASE("KGIN and MCCLK: one edge sample per evaluation, predict == full_sort_
   }
 }
 
-TEST_CASE("KGIN: each training forward samples new edges; the evaluation's follow the weights",
+TEST_CASE("KGIN: each training forward samples new edges, and the evaluation's follow the weights",
           "[models][knowledge]") {
   const TinyData d;
   ModelHarness h(recbole::testing::model_config("KGIN", {}), d);

@@ -201,7 +201,7 @@ TEST_CASE("KTUP alternates blocks of recommendation and KG epochs", "[models][kn
   }
 }
 
-TEST_CASE("KTUP without Gumbel noise ranks as it scores pairs; with it a seed repeats",
+TEST_CASE("KTUP without Gumbel noise ranks as it scores pairs, and with it a seed repeats",
           "[models][knowledge]") {
   const TinyData d;
   {
