@@ -153,8 +153,10 @@ std::vector<KeyDecl> make_declarations() {
       Key("enable_scaler", kBool, kTrain).help("Gradient scaling for mixed precision (CUDA only)"),
       Key("transform", kStr, kTrain)
           .null()
-          .check(not_supported_yet("batch transforms (BERT4Rec's mask_itemseq)"))
-          .help("RecBole: a transform applied to every batch; not supported yet"),
+          .check(check_transform)
+          .help("A transform of every training batch: mask_itemseq, BERT4Rec's masked items "
+                "(BERT4Rec always draws them itself; other models read no masked columns, as "
+                "in RecBole)"),
       Key("shuffle", kBool, kTrain).help("Shuffle the training interactions every epoch"),
       Key("fast_bpr", kBool, kTrain)
           .help("Use the fused BPR training path (CPU, one process, learner adam, "

@@ -424,6 +424,14 @@ std::function<YAML::Node(const YAML::Node&)> not_supported_yet(std::string featu
   };
 }
 
+YAML::Node check_transform(const YAML::Node& v) {
+  if (v.Scalar() == "mask_itemseq") return v;
+  throw InvalidValue("",
+                     "null or mask_itemseq (BERT4Rec's masking; RecBole's other transforms are "
+                     "RecBole keys not supported yet)",
+                     v);
+}
+
 YAML::Node check_no_path(const YAML::Node& v) {
   throw InvalidValue("", "no path (saving datasets and dataloaders is not supported): ~ or null",
                      v);

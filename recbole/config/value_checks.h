@@ -57,6 +57,9 @@ std::function<YAML::Node(const YAML::Node&)> off_only(std::string expected);
 // RecBole keys whose feature is not built yet: null is accepted (RecBole's default), any other
 // value is an error saying so; `feature` names what the key does.
 std::function<YAML::Node(const YAML::Node&)> not_supported_yet(std::string feature);
+// transform: mask_itemseq (BERT4Rec's masked training, which the model draws itself); RecBole's
+// other transforms are refused as not supported yet.
+YAML::Node check_transform(const YAML::Node& v);
 // Paths of saved datasets and dataloaders: any value other than null is an error.
 YAML::Node check_no_path(const YAML::Node& v);
 // encoding: utf-8, utf8 or ascii.

@@ -37,7 +37,7 @@ TEST_CASE("every key of RecBole's overall.yaml and sample.yaml is declared", "[c
 
 TEST_CASE("a RecBole key whose feature is missing is refused as not supported yet", "[config]") {
   for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"transform", "mask_itemseq"}, {"discretization", "{age: {bucket: 4}}"}}) {
+           {"transform", "crop_itemseq"}, {"discretization", "{age: {bucket: 4}}"}}) {
     INFO(key);
     recbole::config::ConfigSources s;
     s.model = "BPR";
@@ -54,6 +54,16 @@ TEST_CASE("a RecBole key whose feature is missing is refused as not supported ye
     // null, RecBole's default, is accepted.
     s.api_overrides = {{key, "~"}};
     CHECK_NOTHROW(recbole::config::Config::build(s));
+  }
+}
+
+TEST_CASE("transform accepts BERT4Rec's mask_itemseq", "[config]") {
+  recbole::config::ConfigSources s;
+  s.dataset = "ml-100k";
+  s.api_overrides = {{"transform", "mask_itemseq"}};
+  for (const char* model : {"BERT4Rec", "SASRec"}) {
+    s.model = model;
+    CHECK(recbole::config::Config::build(s).get_string("transform") == "mask_itemseq");
   }
 }
 

@@ -7,7 +7,9 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/session_graph.h"
 #include "models/model.h"
+#include "models/sequential/bert4rec.h"
 #include "models/sequential/sasrec.h"
 #include "models/sequential/sequential_model.h"
 #include "recbole/config/eval_mode.h"
@@ -189,5 +191,90 @@ TEST_CASE("causal sequential models never look ahead", "[models][sequential]") {
         }
       }
     }
+  }
+}
+
+TEST_CASE("SRGNN's session graph of a sequence written out by hand", "[models][sequential]") {
+  // Items 3 5 3 7 then padding: nodes 0 3 5 7 (ascending, the padding item among them), edges
+  // 3→5, 5→3, 3→7.
+  const torch::Tensor seq = torch::tensor({3, 5, 3, 7, 0, 0}, torch::kInt64).view({1, 6});
+  const auto g = recbole::models::layers::session_graphs(seq, torch::tensor({4}, torch::kInt64), 6);
+  CHECK(torch::equal(g.nodes[0], torch::tensor({0, 3, 5, 7, 0, 0}, torch::kInt64)));
+  CHECK(torch::equal(g.alias[0], torch::tensor({1, 2, 1, 3, 0, 0}, torch::kInt64)));
+  torch::Tensor out = torch::zeros({6, 6}), in = torch::zeros({6, 6});
+  out[1][2] = 0.5, out[1][3] = 0.5, out[2][1] = 1;  // node 3 has two successors
+  in[2][1] = 1, in[1][2] = 1, in[3][1] = 1;         // each node one predecessor
+  CHECK(torch::equal(g.a_out[0], out));
+  CHECK(torch::equal(g.a_in[0], in));
+  // A repeated transition counts once: 4 6 4 6 → M[4→6] = M[6→4] = 1, no weights above 1.
+  const auto r = recbole::models::layers::session_graphs(
+      torch::tensor({4, 6, 4, 6}, torch::kInt64).view({1, 4}), torch::tensor({4}, torch::kInt64),
+      4);
+  CHECK(r.a_out.max().item<float>() == 1.f);
+  CHECK(r.a_in.sum().item<float>() == 2.f);
+}
+
+TEST_CASE("BERT4Rec masks as RecBole's mask_itemseq", "[models][sequential]") {
+  // Rows of lengths 6, 1 and 4 (MAX_ITEM_LIST_LENGTH 6, so K = floor(0.2 * 6) = 1 by default).
+  recbole::data::Batch b;
+  b.item_seq =
+      torch::tensor({4, 9, 2, 17, 9, 25, 7, 0, 0, 0, 0, 0, 3, 5, 8, 1, 0, 0}, torch::kInt64)
+          .view({3, 6});
+  b.item_seq_len = torch::tensor({6, 1, 4}, torch::kInt64);
+  const int64_t mask_id = 30;  // n_items of the harness
+  SECTION("last-item mode: each row's last item, not counted at position 0") {
+    SeqHarness h("BERT4Rec", {{"ft_ratio", "1"}});
+    auto m = std::dynamic_pointer_cast<recbole::models::BERT4Rec>(h.create());
+    const auto masked = m->mask(b);
+    CHECK(torch::equal(masked.rows, torch::tensor({0, 2}, torch::kInt64)));
+    CHECK(torch::equal(masked.positions, torch::tensor({5, 3}, torch::kInt64)));
+    CHECK(torch::equal(masked.pos_items, torch::tensor({25, 1}, torch::kInt64)));
+    CHECK(masked.offsets == std::vector<int64_t>{0, 1, 1, 2});
+    CHECK(masked.seq[1][0].item<int64_t>() == mask_id);  // masked, though not counted
+    CHECK(masked.seq[0][5].item<int64_t>() == mask_id);
+    CHECK(masked.seq[0][4].item<int64_t>() == 9);
+  }
+  SECTION("cloze mode: every item masked with mask_ratio 1, the last K counted") {
+    SeqHarness h("BERT4Rec", {{"ft_ratio", "0"}, {"mask_ratio", "1"}, {"loss_type", "BPR"}});
+    auto m = std::dynamic_pointer_cast<recbole::models::BERT4Rec>(h.create());
+    const auto masked = m->mask(b);
+    // K = 6: row 0's positions 0..5 (0 not counted), row 1's 0 (not counted), row 2's 0..3.
+    CHECK(torch::equal(masked.positions, torch::tensor({1, 2, 3, 4, 5, 1, 2, 3}, torch::kInt64)));
+    CHECK(torch::equal(masked.seq.gt(0), b.item_seq.gt(0)));
+    CHECK(torch::equal(masked.seq.masked_select(b.item_seq.gt(0)),
+                       torch::full({11}, mask_id, torch::kInt64)));
+    // Negatives: items of [1, n_items) not in their row.
+    REQUIRE(masked.neg_items.numel() == 8);
+    for (int64_t k = 0; k < 8; ++k) {
+      const int64_t row = masked.rows[k].item<int64_t>(), neg = masked.neg_items[k].item<int64_t>();
+      CHECK(neg >= 1);
+      CHECK(neg < mask_id);
+      CHECK_FALSE(b.item_seq[row].eq(neg).any().item<bool>());
+    }
+    // The loss is finite and the masks repeat under the same seed.
+    const auto again = std::dynamic_pointer_cast<recbole::models::BERT4Rec>(h.create());
+    CHECK(torch::equal(again->mask(b).neg_items, masked.neg_items));
+  }
+  SECTION("cloze mode keeps only the last K = floor(mask_ratio * L) masks of a row") {
+    SeqHarness h("BERT4Rec", {{"ft_ratio", "0"}, {"mask_ratio", "0.5"}});
+    auto m = std::dynamic_pointer_cast<recbole::models::BERT4Rec>(h.create());
+    for (int trial = 0; trial < 20; ++trial) {
+      const auto masked = m->mask(b);
+      for (size_t r = 0; r + 1 < masked.offsets.size(); ++r)
+        CHECK(masked.offsets[r + 1] - masked.offsets[r] <= 3);
+      // Every counted position holds the mask in the input and was an item.
+      for (int64_t k = 0; k < masked.rows.numel(); ++k) {
+        const int64_t row = masked.rows[k].item<int64_t>(), p = masked.positions[k].item<int64_t>();
+        CHECK(masked.seq[row][p].item<int64_t>() == mask_id);
+        CHECK(masked.pos_items[k].item<int64_t>() == b.item_seq[row][p].item<int64_t>());
+      }
+    }
+  }
+  SECTION("evaluation input: shifted left, the mask at len - 1") {
+    const torch::Tensor e =
+        recbole::models::BERT4Rec::mask_last(b.item_seq, b.item_seq_len, mask_id);
+    CHECK(torch::equal(
+        e, torch::tensor({9, 2, 17, 9, 25, 30, 30, 0, 0, 0, 0, 0, 5, 8, 1, 30, 0, 0}, torch::kInt64)
+               .view({3, 6})));
   }
 }

@@ -284,8 +284,8 @@ TEST_CASE("every registered model: a fresh Recommender from the checkpoint ranks
         const std::string checkpoint = train_checkpoint(name, dir, timed);
         const std::shared_ptr<const Recommender> rec = Recommender::load(checkpoint);
         CHECK(rec->info().task == "sequential");
-        // FPMC reads the user's own factors; the others only the sequence.
-        CHECK(rec->can_recommend_from_history() == (name != "FPMC"));
+        // FPMC and Caser read the user's own factors; the others only the sequence.
+        CHECK(rec->can_recommend_from_history() == (name != "FPMC" && name != "Caser"));
         EvaluatorSide side(recbole::testing::serving_run_config(name, dir, timed), checkpoint);
         compare_sequential(name, side, *rec);
         continue;

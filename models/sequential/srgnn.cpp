@@ -1,0 +1,60 @@
+#include "models/sequential/srgnn.h"
+
+#include <cmath>
+
+#include "models/layers/sequence.h"
+#include "recbole/config/config.h"
+
+namespace recbole::models {
+
+SRGNN::SRGNN(const ModelContext& ctx) : SequentialModel("SRGNN", ctx) {
+  const int64_t d = ctx.config.get_int("embedding_size");
+  item_embedding_ = register_parameter("item_embedding", torch::empty({ctx.n_items, d}));
+  gnn_ = register_module("gnn", layers::GatedGraph(d, ctx.config.get_int("step"), true));
+  auto linear = [](int64_t in, int64_t out, bool bias) {
+    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
+  };
+  w1_ = register_module("linear_one", linear(d, d, true));
+  w2_ = register_module("linear_two", linear(d, d, true));
+  w3_ = register_module("linear_three", linear(d, 1, false));
+  transform_ = register_module("linear_transform", linear(2 * d, d, true));
+  {
+    // RecBole draws every parameter from U(−1/√d, 1/√d).
+    torch::NoGradGuard no_grad;
+    const double bound = 1.0 / std::sqrt(static_cast<double>(d));
+    for (torch::Tensor& p : parameters()) p.uniform_(-bound, bound);
+  }
+  to(ctx.device.device());
+}
+
+torch::Tensor SRGNN::encode(const data::Batch& batch) {
+  const int64_t width = batch.item_seq_len.max().item<int64_t>();
+  const layers::SessionGraphs g = layers::session_graphs(batch.item_seq, batch.item_seq_len, width);
+  const torch::Tensor h = gnn_->forward(lookup(g.nodes.to(item_embedding_.device())), g);
+  const torch::Tensor states = layers::states_by_position(h, g.alias);  // [B, w, d]
+  const torch::Tensor h_t = layers::gather_last(states, batch.item_seq_len);
+  const torch::Tensor alpha =
+      w3_->forward(torch::sigmoid(w1_->forward(h_t).unsqueeze(1) + w2_->forward(states)));
+  const torch::Tensor mask =
+      (batch.item_seq.narrow(1, 0, width) > 0).unsqueeze(2).to(states.scalar_type());
+  const torch::Tensor a = (alpha * mask * states).sum(1);
+  return transform_->forward(torch::cat({a, h_t}, 1));
+}
+
+RECBOLE_REGISTER_MODEL(SRGNN) {
+  using config::Key;
+  using config::KeyType;
+  register_model({"SRGNN",
+                  Task::kSequential,
+                  InputType::kNextItem,
+                  "Session-based recommendation with graph neural networks: a gated GNN over "
+                  "each sequence's item graph and an attentive readout",
+                  {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of the items"),
+                   Key("step", KeyType::kInt).min(1).help("Gated GNN steps"),
+                   Key("loss_type", KeyType::kString)
+                       .choices({"CE", "BPR"})
+                       .help("CE over every item, or BPR with a sampled negative")},
+                  [](const ModelContext& ctx) { return std::make_shared<SRGNN>(ctx); }});
+}
+
+}  // namespace recbole::models
