@@ -7,8 +7,8 @@ namespace recbole::models::layers {
 
 SessionGraphs session_graphs(const torch::Tensor& item_seq, const torch::Tensor& item_seq_len,
                              int64_t width) {
-  const torch::Tensor seq = item_seq.to(torch::kCPU).contiguous();
-  const torch::Tensor len = item_seq_len.to(torch::kCPU).contiguous();
+  const torch::Tensor seq = DeviceManager::to_host(item_seq).contiguous();
+  const torch::Tensor len = DeviceManager::to_host(item_seq_len).contiguous();
   const int64_t b = seq.size(0), full = seq.size(1), w = width;
   SessionGraphs g{torch::zeros({b, w}, torch::kInt64), torch::zeros({b, w}, torch::kInt64),
                   torch::zeros({b, w, w}), torch::zeros({b, w, w})};
@@ -54,6 +54,11 @@ SessionGraphs session_graphs(const torch::Tensor& item_seq, const torch::Tensor&
   return g;
 }
 
+SessionGraphs place(const SessionGraphs& graphs, const DeviceManager& device) {
+  return {device.place(graphs.nodes), device.place(graphs.alias), device.place(graphs.a_in),
+          device.place(graphs.a_out)};
+}
+
 GatedGraphImpl::GatedGraphImpl(int64_t d, int64_t steps, bool edge_biases) : steps_(steps) {
   edge_in = register_module("linear_edge_in", torch::nn::Linear(d, d));
   edge_out = register_module("linear_edge_out", torch::nn::Linear(d, d));
@@ -68,7 +73,8 @@ GatedGraphImpl::GatedGraphImpl(int64_t d, int64_t steps, bool edge_biases) : ste
 }
 
 torch::Tensor GatedGraphImpl::forward(torch::Tensor h, const SessionGraphs& graphs) {
-  const torch::Tensor a_in = graphs.a_in.to(h.device()), a_out = graphs.a_out.to(h.device());
+  const torch::Tensor& a_in = graphs.a_in;
+  const torch::Tensor& a_out = graphs.a_out;
   for (int64_t s = 0; s < steps_; ++s) {
     torch::Tensor in = torch::matmul(a_in, edge_in->forward(h));
     torch::Tensor out = torch::matmul(a_out, edge_out->forward(h));
@@ -84,7 +90,7 @@ torch::Tensor GatedGraphImpl::forward(torch::Tensor h, const SessionGraphs& grap
 }
 
 torch::Tensor states_by_position(const torch::Tensor& states, const torch::Tensor& alias) {
-  return states.gather(1, alias.to(states.device()).unsqueeze(2).expand({-1, -1, states.size(2)}));
+  return states.gather(1, alias.unsqueeze(2).expand({-1, -1, states.size(2)}));
 }
 
 }  // namespace recbole::models::layers

@@ -7,6 +7,8 @@
 // indeg(v) and A_out[u, v] = M[u, v] / outdeg(u) (0 degrees count 1).
 #include <torch/torch.h>
 
+#include "recbole/utils/device_manager.h"
+
 namespace recbole::models::layers {
 
 // The session graphs of a batch (CPU, built from item_seq [B, L] int64 and item_seq_len [B],
@@ -22,6 +24,8 @@ struct SessionGraphs {
 };
 SessionGraphs session_graphs(const torch::Tensor& item_seq, const torch::Tensor& item_seq_len,
                              int64_t width);
+// The graphs on the model's device.
+SessionGraphs place(const SessionGraphs& graphs, const DeviceManager& device);
 
 // `steps` gated GNN steps over node states H [B, w, d]:
 //   a_in = A_in (H W_inᵀ + b_in) (+ b_iah),  a_out = A_out (H W_outᵀ + b_out) (+ b_ioh)
@@ -33,7 +37,7 @@ SessionGraphs session_graphs(const torch::Tensor& item_seq, const torch::Tensor&
 class GatedGraphImpl : public torch::nn::Module {
  public:
   GatedGraphImpl(int64_t d, int64_t steps, bool edge_biases);
-  // h: [B, w, d] on the model's device, graphs from session_graphs (any device) → [B, w, d].
+  // h: [B, w, d] and the graphs on the model's device → [B, w, d].
   torch::Tensor forward(torch::Tensor h, const SessionGraphs& graphs);
 
   torch::nn::Linear edge_in{nullptr}, edge_out{nullptr};
@@ -44,7 +48,7 @@ class GatedGraphImpl : public torch::nn::Module {
 };
 TORCH_MODULE(GatedGraph);
 
-// The node state of each position: states [B, w, d], alias [B, w] → [B, w, d].
+// The node state of each position: states [B, w, d], alias [B, w] on the same device → [B, w, d].
 torch::Tensor states_by_position(const torch::Tensor& states, const torch::Tensor& alias);
 
 }  // namespace recbole::models::layers

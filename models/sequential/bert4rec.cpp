@@ -88,8 +88,8 @@ torch::Tensor BERT4Rec::predict(const data::Batch& batch) {
 
 BERT4Rec::Masked BERT4Rec::mask(const data::Batch& batch) const {
   Masked m;
-  m.seq = batch.item_seq.to(torch::kCPU).clone().contiguous();
-  const torch::Tensor len = batch.item_seq_len.to(torch::kCPU).contiguous();
+  m.seq = DeviceManager::to_host(batch.item_seq).clone().contiguous();
+  const torch::Tensor len = DeviceManager::to_host(batch.item_seq_len).contiguous();
   const int64_t b = m.seq.size(0), L = m.seq.size(1);
   Draws draw{static_cast<uint64_t>(
       torch::randint(std::numeric_limits<int64_t>::max(), {1}, torch::kInt64).item<int64_t>())};
@@ -142,16 +142,16 @@ torch::Tensor BERT4Rec::loss_sum(const Masked& m, int64_t begin, int64_t end) {
   const int64_t e0 = m.offsets[static_cast<size_t>(begin)];
   const int64_t e1 = m.offsets[static_cast<size_t>(end)];
   if (e1 == e0) return output_bias_.sum() * 0.0;
-  const torch::Device dev = item_embedding_.device();
   const torch::Tensor seq = m.seq.narrow(0, begin, end - begin);
   const int64_t l = (seq > 0).sum(1).max().item<int64_t>();  // the rows' longest length
-  const torch::Tensor out = forward_all(seq.narrow(1, 0, l).to(dev));
-  const torch::Tensor flat =
-      ((m.rows.narrow(0, e0, e1 - e0) - begin) * l + m.positions.narrow(0, e0, e1 - e0)).to(dev);
+  const DeviceManager& device = device_manager();
+  const torch::Tensor out = forward_all(device.place(seq.narrow(1, 0, l)));
+  const torch::Tensor flat = device.place((m.rows.narrow(0, e0, e1 - e0) - begin) * l +
+                                          m.positions.narrow(0, e0, e1 - e0));
   const torch::Tensor h = out.reshape({-1, out.size(2)}).index_select(0, flat);  // [N, d]
-  const torch::Tensor pos = m.pos_items.narrow(0, e0, e1 - e0).to(dev);
+  const torch::Tensor pos = device.place(m.pos_items.narrow(0, e0, e1 - e0));
   if (bpr_) {
-    const torch::Tensor neg = m.neg_items.narrow(0, e0, e1 - e0).to(dev);
+    const torch::Tensor neg = device.place(m.neg_items.narrow(0, e0, e1 - e0));
     return -torch::log(1e-14 + torch::sigmoid(scores(h, pos) - scores(h, neg))).sum();
   }
   return torch::nn::functional::cross_entropy(

@@ -30,8 +30,9 @@ GCSAN::GCSAN(const ModelContext& ctx)
 
 torch::Tensor GCSAN::encode(const data::Batch& batch) {
   const int64_t width = batch.item_seq_len.max().item<int64_t>();
-  const layers::SessionGraphs g = layers::session_graphs(batch.item_seq, batch.item_seq_len, width);
-  const torch::Tensor h = gnn_->forward(lookup(g.nodes.to(item_embedding_.device())), g);
+  const layers::SessionGraphs g = layers::place(
+      layers::session_graphs(batch.item_seq, batch.item_seq_len, width), device_manager());
+  const torch::Tensor h = gnn_->forward(lookup(g.nodes), g);
   const torch::Tensor states = layers::states_by_position(h, g.alias);  // [B, w, d]
   const torch::Tensor h_t = layers::gather_last(states, batch.item_seq_len);
   const torch::Tensor seq = batch.item_seq.narrow(1, 0, width);
