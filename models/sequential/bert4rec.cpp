@@ -119,9 +119,11 @@ BERT4Rec::Masked BERT4Rec::mask(const data::Batch& batch) const {
       positions.push_back(p);
       pos_items.push_back(row[p]);
       if (bpr_) {
-        int64_t neg;
-        do neg = 1 + draw.below(n_items_ - 1);
-        while (std::find(row, row + n_r, neg) != row + n_r);
+        // An item not in the row (a row holding every item, possible only in toy data, takes
+        // the last draw rather than looping for ever).
+        int64_t neg = 1 + draw.below(n_items_ - 1);
+        for (int tries = 0; tries < 1000 && std::find(row, row + n_r, neg) != row + n_r; ++tries)
+          neg = 1 + draw.below(n_items_ - 1);
         neg_items.push_back(neg);
       }
     }
