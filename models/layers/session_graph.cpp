@@ -89,6 +89,16 @@ torch::Tensor GatedGraphImpl::forward(torch::Tensor h, const SessionGraphs& grap
   return h;
 }
 
+torch::Tensor GatedGraphImpl::position_states(const torch::Tensor& items,
+                                              const torch::Tensor& item_seq,
+                                              const torch::Tensor& item_seq_len,
+                                              const DeviceManager& device) {
+  const int64_t width = item_seq_len.max().item<int64_t>();
+  const SessionGraphs g = place(session_graphs(item_seq, item_seq_len, width), device);
+  return states_by_position(forward(torch::embedding(items, g.nodes, /*padding_idx=*/0), g),
+                            g.alias);
+}
+
 torch::Tensor states_by_position(const torch::Tensor& states, const torch::Tensor& alias) {
   return states.gather(1, alias.unsqueeze(2).expand({-1, -1, states.size(2)}));
 }

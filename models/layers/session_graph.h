@@ -39,6 +39,11 @@ class GatedGraphImpl : public torch::nn::Module {
   GatedGraphImpl(int64_t d, int64_t steps, bool edge_biases);
   // h: [B, w, d] and the graphs on the model's device → [B, w, d].
   torch::Tensor forward(torch::Tensor h, const SessionGraphs& graphs);
+  // What SR-GNN and GC-SAN run first: the batch's session graphs as wide as its longest sequence,
+  // node states initialised from `items` [n_items, d] (padding_idx 0), the GNN steps, then each
+  // position's node state: [B, longest, d] on the device.
+  torch::Tensor position_states(const torch::Tensor& items, const torch::Tensor& item_seq,
+                                const torch::Tensor& item_seq_len, const DeviceManager& device);
 
   torch::nn::Linear edge_in{nullptr}, edge_out{nullptr};
   torch::Tensor w_ih, w_hh, b_ih, b_hh, b_iah, b_ioh;  // b_iah, b_ioh undefined without edge biases

@@ -28,11 +28,9 @@ SRGNN::SRGNN(const ModelContext& ctx) : SequentialModel("SRGNN", ctx) {
 }
 
 torch::Tensor SRGNN::encode(const data::Batch& batch) {
-  const int64_t width = batch.item_seq_len.max().item<int64_t>();
-  const layers::SessionGraphs g = layers::place(
-      layers::session_graphs(batch.item_seq, batch.item_seq_len, width), device_manager());
-  const torch::Tensor h = gnn_->forward(lookup(g.nodes), g);
-  const torch::Tensor states = layers::states_by_position(h, g.alias);  // [B, w, d]
+  const torch::Tensor states =
+      gnn_->position_states(item_embedding_, batch.item_seq, batch.item_seq_len, device_manager());
+  const int64_t width = states.size(1);
   const torch::Tensor h_t = layers::gather_last(states, batch.item_seq_len);
   const torch::Tensor alpha =
       w3_->forward(torch::sigmoid(w1_->forward(h_t).unsqueeze(1) + w2_->forward(states)));
