@@ -229,7 +229,7 @@ TEST_CASE("BERT4Rec masks as RecBole's mask_itemseq", "[models][sequential]") {
     CHECK(torch::equal(masked.rows, torch::tensor({0, 2}, torch::kInt64)));
     CHECK(torch::equal(masked.positions, torch::tensor({5, 3}, torch::kInt64)));
     CHECK(torch::equal(masked.pos_items, torch::tensor({25, 1}, torch::kInt64)));
-    CHECK(masked.offsets == std::vector<int64_t>{0, 1, 1, 2});
+    CHECK((masked.offsets == std::vector<int64_t>{0, 1, 1, 2}));
     CHECK(masked.seq[1][0].item<int64_t>() == mask_id);  // masked, though not counted
     CHECK(masked.seq[0][5].item<int64_t>() == mask_id);
     CHECK(masked.seq[0][4].item<int64_t>() == 9);
