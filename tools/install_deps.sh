@@ -38,9 +38,11 @@ if [ "$browser" -eq 1 ]; then
   packages+=(chromium fonts-dejavu-core)  # headless Chromium and the reports' font
 fi
 
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  installed "$p" || missing+=("$p")
 done
 
 SUDO=""
@@ -48,7 +50,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 missing_optional=()
 for p in "${optional[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_optional+=("$p")
+  installed "$p" || missing_optional+=("$p")
 done
 
 if [ "${#missing[@]}" -gt 0 ] || [ "${#missing_optional[@]}" -gt 0 ]; then

@@ -6,7 +6,6 @@
 
 #include <signal.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <functional>
 
@@ -181,13 +180,10 @@ namespace {
 void check_knowledge_resumes(const std::string& model,
                              const std::vector<std::pair<std::string, std::string>>& extra = {}) {
   auto config_in = [&](const std::string& dir) {
-    std::vector<std::pair<std::string, std::string>> overrides = extra;
-    for (const auto& kv :
-         {std::pair<std::string, std::string>{"val_interval", "{rating: \"[5,5]\"}"},
-          std::pair<std::string, std::string>{"train_batch_size", "8192"}}) {
-      const auto has = [&](const auto& e) { return e.first == kv.first; };
-      if (std::none_of(extra.begin(), extra.end(), has)) overrides.push_back(kv);
-    }
+    // A later override replaces an earlier one of the same key.
+    std::vector<std::pair<std::string, std::string>> overrides = {
+        {"val_interval", "{rating: \"[5,5]\"}"}, {"train_batch_size", "8192"}};
+    overrides.insert(overrides.end(), extra.begin(), extra.end());
     return ml100k_config(model, dir, overrides);
   };
   check_resumes(model, config_in, run_loaded<recbole::pipeline::KnowledgePipeline>, 4);
