@@ -68,7 +68,15 @@ if pch:
             pch = ''
     else:
         pch = ''
+# A unity-build source (tests/CMakeLists.txt) stands for the sources it includes: one entry each.
+expanded = []
 for e in commands:
+    if re.search(r'/Unity/unity_[0-9]+_cxx\.cxx$', e['file']):
+        for s in re.findall(r'#include "([^"]+)"', open(e['file']).read()):
+            expanded.append(dict(e, file=s, command=e['command'].replace(e['file'], s)))
+    else:
+        expanded.append(e)
+for e in expanded:
     f = e['file']
     if '/generated/' in f or f in seen:
         continue

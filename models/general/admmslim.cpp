@@ -94,7 +94,7 @@ void ADMMSLIM::fit() {
     if (center_columns_) g.sub_(torch::outer(mu64, mu64).mul_(rows));
     torch::Tensor d = mu64.pow(alpha_).mul_(lambda2_).add_(rho_);
     g.diagonal().add_(d);
-    torch::Tensor l = torch::linalg::cholesky(g);
+    torch::Tensor l = torch::linalg_cholesky(g);
     g = torch::Tensor();
     p = torch::cholesky_inverse(l).to(torch::kFloat32);
     const torch::Tensor d32 = d.to(torch::kFloat32).contiguous();

@@ -32,7 +32,7 @@ void EASE::fit() {
   {
     torch::Tensor l;
     try {
-      l = torch::linalg::cholesky(g);
+      l = torch::linalg_cholesky(g);
     } catch (const c10::Error&) {
       // With reg_weight 0, G = XᵀX is singular whenever an item column is empty (the padding
       // item 0 always is) or items are linearly dependent.

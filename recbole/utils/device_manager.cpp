@@ -1,5 +1,7 @@
 #include "recbole/utils/device_manager.h"
 
+#include <cstdlib>
+
 #include <torch/torch.h>
 
 #include "recbole/config/config.h"
@@ -67,6 +69,12 @@ DeviceManager::DeviceManager(const DeviceSettings& settings)
   if (device_.is_cuda() && settings_.reproducibility) {
     at::globalContext().setDeterministicCuDNN(true);
     at::globalContext().setBenchmarkCuDNN(false);
+    // Beyond RecBole (cuDNN only): the atomics of CUDA's index_add (every embedding lookup's
+    // gradient) make a seed repeat only to rounding. Deterministic kernels where libtorch has
+    // them (a warning names an op without one); cuBLAS needs its fixed workspace for that, set
+    // before its first handle unless the user set it.
+    ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+    at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
   }
   seed(settings_.seed);
 }

@@ -18,7 +18,13 @@
 #include <string>
 
 #include <torch/torch.h>
+// PyTorch's pip wheels ship libtorch without Gloo's headers (CMakeLists.txt then defines
+// RECBOLE_WITHOUT_GLOO): such a build runs single-process only and says so at world size > 1.
+#ifdef RECBOLE_WITHOUT_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#else
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "recbole/config/config.h"
@@ -146,9 +152,15 @@ DistSettings detect_dist_settings(const config::Config& config) {
   return s;
 }
 
+#ifdef RECBOLE_WITHOUT_GLOO
+using GlooGroup = c10d::ProcessGroup;  // never made: Dist refuses world size > 1 first
+#else
+using GlooGroup = c10d::ProcessGroupGloo;
+#endif
+
 struct Dist::Impl {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+  c10::intrusive_ptr<GlooGroup> gloo;
   // A listening socket nobody accepts from: after a failed collective, a peer's kernel
   // answering a connect to it tells a live host from a dead process (refused) or a host that
   // cannot be reached (no answer).
@@ -184,8 +196,10 @@ std::string address_text(const sockaddr* a) {
 
 // The local address of the route to `host`: a UDP socket connect()ed there sends nothing, but
 // the kernel picks the source address it would use. On rank 0's machine this is rank 0's own
-// address; elsewhere it is the address of the interface that reaches it.
-std::string local_address_towards(const std::string& host, int port, const std::string& where) {
+// address; elsewhere it is the address of the interface that reaches it. ([[maybe_unused]]: a
+// build without Gloo calls none of the three helpers of the process group's set-up.)
+[[maybe_unused]] std::string local_address_towards(const std::string& host, int port,
+                                                   const std::string& where) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_DGRAM;
   addrinfo* found = nullptr;
@@ -220,7 +234,7 @@ std::string local_address_towards(const std::string& host, int port, const std::
 }
 
 // The first IPv4 (else IPv6) address of interface `ifname`, or "" when it has none.
-std::string interface_address(const std::string& ifname) {
+[[maybe_unused]] std::string interface_address(const std::string& ifname) {
   ifaddrs* list = nullptr;
   if (::getifaddrs(&list) != 0) return "";
   std::string v4, v6;
@@ -234,7 +248,7 @@ std::string interface_address(const std::string& ifname) {
 }
 
 // Listens on `address`, port chosen by the kernel; returns the fd and sets `port`, or -1.
-int open_probe_listener(const std::string& address, int& port) {
+[[maybe_unused]] int open_probe_listener(const std::string& address, int& port) {
   sockaddr_storage ss{};
   socklen_t len = 0;
   auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
@@ -334,6 +348,14 @@ Dist::Dist(const DistSettings& settings, bool cuda) : settings_(settings), host_
   if (cuda || settings_.backend == "nccl")
     throw DistError("the NCCL backend is not available in this build of recbole-cpp (libtorch " +
                     std::string(TORCH_VERSION) + "); use dist_backend: gloo and device: cpu");
+#ifdef RECBOLE_WITHOUT_GLOO
+  throw DistError("world size " + std::to_string(settings_.world_size) +
+                  " needs Gloo, and this build of recbole-cpp has none: its libtorch (" +
+                  std::string(TORCH_VERSION) +
+                  ") came without Gloo's headers (gloo/algorithm.h), as PyTorch's pip wheels do; "
+                  "build against a libtorch that has them (Debian's libtorch-dev does) to train "
+                  "with several processes");
+#else
   impl_ = std::make_unique<Impl>();
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(settings_.timeout_s * 1000));
   // The address Gloo binds to: the named interface's, else the one that routes to rank 0 (the
@@ -424,6 +446,7 @@ Dist::Dist(const DistSettings& settings, bool cuda) : settings_(settings), host_
             (settings_.socket_ifname.empty() ? "the route to " + settings_.master_addr
                                              : "interface " + settings_.socket_ifname) +
             ")");
+#endif
 }
 
 Dist::~Dist() = default;

@@ -166,7 +166,7 @@ Proc start(const std::string& ip, const std::string& ns, std::vector<std::string
   return recbole::testing::start(std::move(args), env, log);
 }
 
-std::string workdir(const std::string& name) { return fresh_dir("recbole_mh_" + name); }
+std::string host_workdir(const std::string& name) { return fresh_dir("recbole_mh_" + name); }
 
 std::vector<std::string> bpr_args(const std::string& w, const std::string& result,
                                   const std::vector<std::string>& extra) {
@@ -231,7 +231,7 @@ TEST_CASE("two hosts with one rank each from torchrun variables equal one host w
           "[multihost]") {
   Hosts hosts(2);
   SKIP_WITHOUT_NAMESPACES(hosts);
-  const std::string w = workdir("torchrun");
+  const std::string w = host_workdir("torchrun");
   const std::vector<std::string> extra = {"--epochs=3"};
   Proc local = run_one_host(hosts, w, extra, 2);
   INFO(slurp(local.log));
@@ -257,7 +257,7 @@ TEST_CASE("two hosts with --nproc=2 --world_size=4 --offset=0 or 2 equal one hos
           "[multihost]") {
   Hosts hosts(2);
   SKIP_WITHOUT_NAMESPACES(hosts);
-  const std::string w = workdir("offset");
+  const std::string w = host_workdir("offset");
   const std::vector<std::string> extra = {"--epochs=2"};
   Proc local = run_one_host(hosts, w, extra, 4);
   INFO(slurp(local.log));
@@ -290,7 +290,7 @@ TEST_CASE(
     "[multihost]") {
   Hosts hosts(2);
   SKIP_WITHOUT_NAMESPACES(hosts);
-  const std::string w = workdir("download");
+  const std::string w = host_workdir("download");
   write_small_dataset(w + "/www/src", "mini");
   REQUIRE(sh("cd " + w + "/www/src && zip -q ../mini.zip mini.inter") == 0);
   // The dataset is served from host 0 only.
@@ -394,7 +394,7 @@ TEST_CASE("a host killed mid-epoch: the other hosts' ranks exit within dist_time
           "[multihost]") {
   Hosts hosts(3);
   SKIP_WITHOUT_NAMESPACES(hosts);
-  const std::string w = workdir("killed");
+  const std::string w = host_workdir("killed");
   constexpr double kTimeout = 5;
   std::vector<Proc> ranks = three_training_ranks(hosts, w, kTimeout);
   const bool training = log_shows(w + "/rank0.log", "epoch 1 training", 90);
@@ -422,7 +422,7 @@ TEST_CASE("a host cut off mid-epoch: every rank exits within dist_timeout naming
           "[multihost]") {
   Hosts hosts(3);
   SKIP_WITHOUT_NAMESPACES(hosts);
-  const std::string w = workdir("unplugged");
+  const std::string w = host_workdir("unplugged");
   constexpr double kTimeout = 5;
   std::vector<Proc> ranks = three_training_ranks(hosts, w, kTimeout);
   const bool training = log_shows(w + "/rank0.log", "epoch 1 training", 90);
@@ -450,7 +450,7 @@ TEST_CASE("an unreachable rank-0 host and a different world size end within dist
           "[multihost]") {
   Hosts hosts(2);
   SKIP_WITHOUT_NAMESPACES(hosts);
-  const std::string w = workdir("unreachable");
+  const std::string w = host_workdir("unreachable");
   constexpr double kTimeout = 4;
   const std::vector<std::string> extra = {"--epochs=1", "--dist_timeout=4"};
   {
@@ -486,7 +486,7 @@ TEST_CASE("an unreachable rank-0 host and a different world size end within dist
 
 TEST_CASE("a Gloo interface without an address is an error naming it", "[multihost]") {
   // No namespace needed: the interface is checked before any connection is tried.
-  const std::string w = workdir("ifname");
+  const std::string w = host_workdir("ifname");
   Proc p = start("", "", bpr_args(w, "r.json", {"--epochs=1", "--socket_ifname=nosuch0"}),
                  torchrun_env(1, 2, "127.0.0.1"), w + "/run.log");
   wait_all({&p}, 60);
@@ -503,7 +503,7 @@ TEST_CASE("ranks started with different options are refused on every rank naming
           "[dist]") {
   // On one machine (no namespace): rank 1 trains with another learning rate; per-machine keys
   // (here result_file and data_path spelled differently) may differ.
-  const std::string w = workdir("options");
+  const std::string w = host_workdir("options");
   const int port = free_port();
   auto env = [&](int r) {
     auto e = torchrun_env(r, 2, "127.0.0.1");

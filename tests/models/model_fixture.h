@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 #include <catch2/catch.hpp>
 
+#include "models/layers/graph.h"
 #include "models/model.h"
 #include "recbole/config/config.h"
 #include "recbole/data/interaction_matrix.h"
@@ -25,6 +26,15 @@ inline config::Config model_config(
   s.dataset = "tiny";
   s.api_overrides = std::move(overrides);
   return config::Config::build(s);
+}
+
+// model_config on the CPU, for tests that check a model's maths against references they compute
+// on the CPU; the contract tests (test_model_contract.cpp) run every model on the GPU when there
+// is one.
+inline config::Config cpu_model_config(
+    const std::string& model, std::vector<std::pair<std::string, std::string>> overrides = {}) {
+  overrides.emplace_back("device", "cpu");
+  return model_config(model, std::move(overrides));
 }
 
 // 40 users × 30 items (ids 0 are padding and empty). Users lean on overlapping windows of items
@@ -116,6 +126,48 @@ inline void save_and_load(models::Model& from, models::Model& into, const torch:
 
 inline torch::Tensor param(const models::Model& m, const std::string& name) {
   return m.named_parameters()[name].detach().to(torch::kCPU, torch::kFloat64);
+}
+
+// A pointwise batch of (user, item, label) rows on the device.
+inline data::Batch pointwise_batch(const DeviceManager& device, std::vector<int64_t> users,
+                                   std::vector<int64_t> items, std::vector<float> labels) {
+  data::Batch b = user_batch(device, std::move(users), std::move(items));
+  b.labels = device.place(torch::tensor(labels));
+  return b;
+}
+
+// The binary training matrix, dense [n_users, n_items] float64 on the CPU.
+inline torch::Tensor dense_train(const TinyData& d) {
+  torch::Tensor r = torch::zeros({d.n_users, d.n_items}, torch::kFloat64);
+  for (int32_t u = 0; u < d.n_users; ++u)
+    for (const int32_t* it = d.train.row_begin(u); it != d.train.row_end(u); ++it) r[u][*it] = 1.0;
+  return r;
+}
+
+// D^{-1/2} A D^{-1/2} of the binary user-item graph, computed directly: dense [N, N] float64
+// with N = n_users + n_items (users first).
+inline torch::Tensor dense_adjacency(const TinyData& d) {
+  const int64_t n = d.n_users + d.n_items;
+  torch::Tensor a = torch::zeros({n, n}, torch::kFloat64);
+  for (int32_t u = 0; u < d.n_users; ++u)
+    for (const int32_t* it = d.train.row_begin(u); it != d.train.row_end(u); ++it) {
+      a[u][d.n_users + *it] = 1.0;
+      a[d.n_users + *it][u] = 1.0;
+    }
+  const torch::Tensor inv = (a.sum(1) + 1e-7).pow(-0.5);
+  return inv.unsqueeze(1) * a * inv.unsqueeze(0);
+}
+
+// The dense form of a host CSR matrix, on the CPU.
+inline torch::Tensor dense(const models::layers::SparseMatrix& m,
+                           torch::Dtype dtype = torch::kFloat64) {
+  torch::Tensor out = torch::zeros({m.rows, m.cols}, dtype);
+  for (int64_t r = 0; r < m.rows; ++r)
+    for (int64_t k = m.indptr[static_cast<size_t>(r)]; k < m.indptr[static_cast<size_t>(r) + 1];
+         ++k)
+      out[r][m.indices[static_cast<size_t>(k)]] =
+          static_cast<double>(m.values[static_cast<size_t>(k)]);
+  return out;
 }
 
 // Draws every parameter from N(0, std²) (fixed seed), so that scores are far from what the

@@ -11,25 +11,13 @@
 #include "models/general/gcmc.h"
 #include "tests/models/model_fixture.h"
 
-using recbole::testing::model_config;
+using recbole::testing::cpu_model_config;
+using recbole::testing::dense_adjacency;
 using recbole::testing::ModelHarness;
 using recbole::testing::param;
 using recbole::testing::TinyData;
 
 namespace {
-
-// D^{-1/2} A D^{-1/2} of the binary bipartite graph, dense [N, N] float64.
-torch::Tensor dense_adjacency(const TinyData& d) {
-  const int64_t n = d.n_users + d.n_items;
-  torch::Tensor a = torch::zeros({n, n}, torch::kFloat64);
-  for (int32_t u = 0; u < d.n_users; ++u)
-    for (const int32_t* it = d.train.row_begin(u); it != d.train.row_end(u); ++it) {
-      a[u][d.n_users + *it] = 1.0;
-      a[d.n_users + *it][u] = 1.0;
-    }
-  const torch::Tensor inv = (a.sum(1) + 1e-7).pow(-0.5);
-  return inv.unsqueeze(1) * a * inv.unsqueeze(0);
-}
 
 // The encoder without dropout: [N, d] float64.
 torch::Tensor dense_encoder(const recbole::models::Model& m, const TinyData& d) {
@@ -61,11 +49,11 @@ TEST_CASE("GCMC's loss is the 2-class cross-entropy of the dense encoder and dec
           "[models][gcmc]") {
   TinyData d;
   // Dropout off so that the training forward is deterministic; 3 bases, 3 classes.
-  ModelHarness h(model_config("GCMC", {{"dropout_prob", "0"},
-                                       {"gcn_output_dim", "12"},
-                                       {"embedding_size", "6"},
-                                       {"num_basis_functions", "3"},
-                                       {"class_num", "3"}}),
+  ModelHarness h(cpu_model_config("GCMC", {{"dropout_prob", "0"},
+                                           {"gcn_output_dim", "12"},
+                                           {"embedding_size", "6"},
+                                           {"num_basis_functions", "3"},
+                                           {"class_num", "3"}}),
                  d);
   auto m = h.create();
   CHECK(param(*m, "encoder_weight").sizes() == torch::IntArrayRef({d.n_users + d.n_items, 12}));
@@ -94,7 +82,7 @@ TEST_CASE("GCMC's loss is the 2-class cross-entropy of the dense encoder and dec
 TEST_CASE("GCMC: full sort returns exactly predict's class-1 logit, dropout only in training",
           "[models][gcmc]") {
   TinyData d;
-  ModelHarness h(model_config("GCMC", {{"gcn_output_dim", "16"}, {"embedding_size", "8"}}), d);
+  ModelHarness h(cpu_model_config("GCMC", {{"gcn_output_dim", "16"}, {"embedding_size", "8"}}), d);
   auto m = h.create();
   auto* gcmc = dynamic_cast<recbole::models::GCMC*>(m.get());
   REQUIRE(gcmc != nullptr);

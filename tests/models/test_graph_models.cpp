@@ -19,33 +19,14 @@
 #include "tests/models/model_fixture.h"
 
 namespace layers = recbole::models::layers;
-using recbole::testing::model_config;
+using recbole::testing::cpu_model_config;
+using recbole::testing::dense;
+using recbole::testing::dense_adjacency;
 using recbole::testing::ModelHarness;
 using recbole::testing::param;
 using recbole::testing::TinyData;
 
 namespace {
-
-// D^{-1/2} A D^{-1/2} of the binary bipartite graph, dense [N, N], computed directly.
-torch::Tensor dense_adjacency(const TinyData& d) {
-  const int64_t n = d.n_users + d.n_items;
-  torch::Tensor a = torch::zeros({n, n}, torch::kFloat64);
-  for (int32_t u = 0; u < d.n_users; ++u)
-    for (const int32_t* it = d.train.row_begin(u); it != d.train.row_end(u); ++it) {
-      a[u][d.n_users + *it] = 1.0;
-      a[d.n_users + *it][u] = 1.0;
-    }
-  const torch::Tensor inv = (a.sum(1) + 1e-7).pow(-0.5);
-  return inv.unsqueeze(1) * a * inv.unsqueeze(0);
-}
-
-torch::Tensor dense(const layers::SparseMatrix& m) {
-  torch::Tensor out = torch::zeros({m.rows, m.cols}, torch::kFloat64);
-  for (int64_t r = 0; r < m.rows; ++r)
-    for (int64_t k = m.indptr[r]; k < m.indptr[r + 1]; ++k)
-      out[r][m.indices[k]] = static_cast<double>(m.values[static_cast<size_t>(k)]);
-  return out;
-}
 
 // A pairwise batch on the CPU.
 recbole::data::Batch pair_batch() {
@@ -75,7 +56,7 @@ torch::Tensor emb(const std::vector<torch::Tensor>& es) {
 void require_config_error(const std::string& model, const std::string& key,
                           const std::string& value) {
   try {
-    model_config(model, {{key, value}});
+    cpu_model_config(model, {{key, value}});
     FAIL("expected a ConfigError for " << model << " " << key << " = " << value);
   } catch (const recbole::ConfigError& e) {
     CHECK_THAT(e.what(), Catch::Contains(key));
@@ -86,8 +67,8 @@ void require_config_error(const std::string& model, const std::string& key,
 
 TEST_CASE("NGCF propagates and scores as the dense formula", "[models][graph][ngcf]") {
   TinyData d;
-  ModelHarness h(model_config("NGCF", {{"hidden_size_list", "[8, 6]"}, {"embedding_size", "8"}}),
-                 d);
+  ModelHarness h(
+      cpu_model_config("NGCF", {{"hidden_size_list", "[8, 6]"}, {"embedding_size", "8"}}), d);
   auto m = h.create();
   m->eval();  // message dropout off
   auto* ngcf = dynamic_cast<recbole::models::NGCF*>(m.get());
@@ -131,7 +112,7 @@ TEST_CASE("NGCF propagates and scores as the dense formula", "[models][graph][ng
 
 TEST_CASE("NGCF's node dropout drops graph entries only while training", "[models][graph][ngcf]") {
   TinyData d;
-  ModelHarness h(model_config("NGCF", {{"node_dropout", "0.5"}, {"message_dropout", "0"}}), d);
+  ModelHarness h(cpu_model_config("NGCF", {{"node_dropout", "0.5"}, {"message_dropout", "0"}}), d);
   auto m = h.create();
   auto* ngcf = dynamic_cast<recbole::models::NGCF*>(m.get());
   m->eval();
@@ -154,7 +135,7 @@ TEST_CASE("NGCF: a dropout of 1 or an empty layer is a ConfigError naming the mo
 TEST_CASE("SGL's views: ED keeps floor(0.9 |E|) pairs, ND isolates dropped nodes, seeded by epoch",
           "[models][graph][sgl]") {
   TinyData d;
-  ModelHarness h(model_config("SGL"), d);
+  ModelHarness h(cpu_model_config("SGL"), d);
   auto m = h.create();
   auto* sgl = dynamic_cast<recbole::models::SGL*>(m.get());
   REQUIRE(sgl != nullptr);
@@ -172,7 +153,7 @@ TEST_CASE("SGL's views: ED keeps floor(0.9 |E|) pairs, ND isolates dropped nodes
   CHECK_FALSE(torch::equal(dense(sgl->view_graphs(3, 2)[0]), g));  // the other view differs
   CHECK_FALSE(torch::equal(dense(sgl->view_graphs(4, 1)[0]), g));  // so does the next epoch
 
-  ModelHarness hn(model_config("SGL", {{"type", "ND"}, {"drop_ratio", "0.25"}}), d);
+  ModelHarness hn(cpu_model_config("SGL", {{"type", "ND"}, {"drop_ratio", "0.25"}}), d);
   auto mn = hn.create();
   const torch::Tensor gn =
       dense(dynamic_cast<recbole::models::SGL*>(mn.get())->view_graphs(0, 1)[0]);
@@ -188,7 +169,7 @@ TEST_CASE("SGL's views: ED keeps floor(0.9 |E|) pairs, ND isolates dropped nodes
   CHECK(users_out >= 9);
   CHECK(items_out >= 6);
 
-  ModelHarness hr(model_config("SGL", {{"type", "RW"}, {"n_layers", "2"}}), d);
+  ModelHarness hr(cpu_model_config("SGL", {{"type", "RW"}, {"n_layers", "2"}}), d);
   auto mr = hr.create();
   const auto rw = dynamic_cast<recbole::models::SGL*>(mr.get())->view_graphs(0, 1);
   REQUIRE(rw.size() == 2);
@@ -198,7 +179,7 @@ TEST_CASE("SGL's views: ED keeps floor(0.9 |E|) pairs, ND isolates dropped nodes
 TEST_CASE("SGL's loss is the BPR sum + EmbLoss + InfoNCE sums over the second view",
           "[models][graph][sgl]") {
   TinyData d;
-  ModelHarness h(model_config("SGL", {{"n_layers", "2"}, {"ssl_weight", "0.3"}}), d);
+  ModelHarness h(cpu_model_config("SGL", {{"n_layers", "2"}, {"ssl_weight", "0.3"}}), d);
   auto m = h.create();
   auto* sgl = dynamic_cast<recbole::models::SGL*>(m.get());
   m->train();
@@ -293,12 +274,12 @@ TEST_CASE("k-means finds separated clusters, repeats with its seed, any thread c
 TEST_CASE("NCL's loss: BPR + EmbLoss + structural InfoNCE, the prototype term after warm-up",
           "[models][graph][ncl]") {
   TinyData d;
-  ModelHarness h(model_config("NCL", {{"num_clusters", "5"},
-                                      {"n_layers", "2"},
-                                      {"ssl_reg", "0.01"},
-                                      {"proto_reg", "0.02"},
-                                      {"alpha", "0.5"},
-                                      {"warm_up_step", "1"}}),
+  ModelHarness h(cpu_model_config("NCL", {{"num_clusters", "5"},
+                                          {"n_layers", "2"},
+                                          {"ssl_reg", "0.01"},
+                                          {"proto_reg", "0.02"},
+                                          {"alpha", "0.5"},
+                                          {"warm_up_step", "1"}}),
                  d);
   auto m = h.create();
   auto* ncl = dynamic_cast<recbole::models::NCL*>(m.get());
@@ -352,10 +333,10 @@ TEST_CASE(
     "ConfigErrors",
     "[models][graph][ncl]") {
   TinyData d;  // 40 user ids, 30 item ids
-  ModelHarness too_many(model_config("NCL", {{"num_clusters", "35"}}), d);
+  ModelHarness too_many(cpu_model_config("NCL", {{"num_clusters", "35"}}), d);
   REQUIRE_THROWS_WITH(too_many.create(), Catch::Contains("NCL key num_clusters") &&
                                              Catch::Contains("expected num_clusters <= 30"));
-  ModelHarness h(model_config("NCL", {{"num_clusters", "30"}}), d);
+  ModelHarness h(cpu_model_config("NCL", {{"num_clusters", "30"}}), d);
   auto m = h.create();
   auto* ncl = dynamic_cast<recbole::models::NCL*>(m.get());
   CHECK(ncl->user_clusters() == 30);
@@ -380,7 +361,7 @@ TEST_CASE("SpectralCF: 2I - D^-1 A and sigmoid filters, as the dense formula",
   const torch::Tensor op = 2 * torch::eye(n, torch::kFloat64) - a / (a.sum(1, true) + 1e-7);
   CHECK(torch::allclose(dense(recbole::models::random_walk_operator(d.train)), op, 1e-6, 1e-7));
 
-  ModelHarness h(model_config("SpectralCF", {{"n_layers", "2"}}), d);
+  ModelHarness h(cpu_model_config("SpectralCF", {{"n_layers", "2"}}), d);
   auto m = h.create();
   auto* s = dynamic_cast<recbole::models::SpectralCF*>(m.get());
   REQUIRE(s != nullptr);

@@ -16,18 +16,11 @@
 #include "tests/models/model_fixture.h"
 
 namespace layers = recbole::models::layers;
+using recbole::testing::dense;
 using recbole::testing::ModelHarness;
 using recbole::testing::TinyData;
 
 namespace {
-
-torch::Tensor dense(const layers::SparseMatrix& m) {
-  torch::Tensor out = torch::zeros({m.rows, m.cols}, torch::kFloat32);
-  for (int64_t r = 0; r < m.rows; ++r)
-    for (int64_t k = m.indptr[size_t(r)]; k < m.indptr[size_t(r) + 1]; ++k)
-      out[r][m.indices[size_t(k)]] = m.values[size_t(k)];
-  return out;
-}
 
 double cosine(const std::vector<double>& a, const std::vector<double>& b) {
   double ab = 0, aa = 0, bb = 0;
@@ -63,8 +56,9 @@ TEST_CASE("KGIN/MCCLK interaction matrices: user means and the row-normalised gr
           "[models][knowledge]") {
   const TinyData d;
   const int64_t e = d.kg.n_entities();
-  const torch::Tensor m = dense(layers::user_item_mean_matrix(d.train, e));
-  const torch::Tensor g = dense(layers::row_normalized_interaction_graph(d.train, e));
+  const torch::Tensor m = dense(layers::user_item_mean_matrix(d.train, e), torch::kFloat32);
+  const torch::Tensor g =
+      dense(layers::row_normalized_interaction_graph(d.train, e), torch::kFloat32);
   REQUIRE(m.sizes() == torch::IntArrayRef({d.n_users, e}));
   const int64_t n = d.n_users + e;
   REQUIRE(g.sizes() == torch::IntArrayRef({n, n}));
@@ -177,7 +171,7 @@ TEST_CASE("the kNN graph is D^-1/2 S D^-1/2 of the rows' top-k cosine similariti
   const torch::Tensor s = torch::zeros({30, 30}).scatter(1, indices, values);
   const torch::Tensor dis = s.sum(1).pow(-0.5);
   const torch::Tensor expected = dis.view({-1, 1}) * s * dis.view({1, -1});
-  CHECK(torch::allclose(dense(layers::knn_graph(x, k)), expected, 1e-5, 1e-6));
+  CHECK(torch::allclose(dense(layers::knn_graph(x, k), torch::kFloat32), expected, 1e-5, 1e-6));
 }
 
 TEST_CASE("KGIN's independence losses equal a hand computation", "[models][knowledge]") {

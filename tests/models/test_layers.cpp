@@ -13,8 +13,10 @@
 #include "models/layers/init.h"
 #include "models/layers/losses.h"
 #include "recbole/utils/thread_pool.h"
+#include "tests/models/model_fixture.h"
 
 namespace layers = recbole::models::layers;
+using recbole::testing::dense;
 
 namespace {
 
@@ -25,15 +27,6 @@ const recbole::DeviceManager& cpu() {
     return recbole::DeviceManager(s);
   }();
   return device;
-}
-
-// The dense form of a host CSR matrix.
-torch::Tensor dense(const layers::SparseMatrix& m) {
-  torch::Tensor d = torch::zeros({m.rows, m.cols});
-  for (int64_t r = 0; r < m.rows; ++r)
-    for (int64_t k = m.indptr[r]; k < m.indptr[r + 1]; ++k)
-      d[r][m.indices[k]] = m.values[static_cast<size_t>(k)];
-  return d;
 }
 
 }  // namespace
@@ -55,7 +48,8 @@ TEST_CASE("the normalised bipartite adjacency has RecBole's values", "[models][l
 
   // Weighted (SGL): the repeated pair counts twice and the degrees are weighted sums.
   torch::Tensor w =
-      dense(layers::symmetric_normalized(layers::bipartite_adjacency(3, 3, users, items, true)));
+      dense(layers::symmetric_normalized(layers::bipartite_adjacency(3, 3, users, items, true)),
+            torch::kFloat32);
   CHECK(w[2][3 + 2].item<float>() == Approx(2 / std::sqrt(2.0 * 3.0)));
 }
 
@@ -70,8 +64,8 @@ TEST_CASE("the sparse product and its gradient equal dense libtorch on any threa
     v.push_back(static_cast<float>((k % 13) - 6) / 7.0f);
   }
   layers::SparseMatrix m = layers::SparseMatrix::from_triplets(300, 200, r, c, v);
-  const torch::Tensor d = dense(m);
-  CHECK(torch::allclose(dense(m.transpose()), d.t()));
+  const torch::Tensor d = dense(m, torch::kFloat32);
+  CHECK(torch::allclose(dense(m.transpose(), torch::kFloat32), d.t()));
   const layers::GraphOperator op(m, /*symmetric=*/false, cpu());
 
   const torch::Tensor x0 = torch::randn({200, 64});
@@ -103,7 +97,7 @@ TEST_CASE("mean propagation averages layers 0..L", "[models][layers]") {
       layers::symmetric_normalized(layers::bipartite_adjacency(3, 3, {1, 2}, {1, 2}, false));
   const layers::GraphOperator op(a, true, cpu());
   const torch::Tensor e = torch::randn({6, 4});
-  const torch::Tensor d = dense(a);
+  const torch::Tensor d = dense(a, torch::kFloat32);
   const torch::Tensor expected = (e + torch::mm(d, e) + torch::mm(d, torch::mm(d, e))) / 3;
   CHECK(torch::allclose(layers::mean_propagation(op, e, 2), expected, 1e-6, 1e-6));
 }

@@ -34,7 +34,8 @@ TEST_CASE("LightGCN's loss is BPR on layer-averaged embeddings plus the ego-embe
           "[models][lightgcn]") {
   TinyData d;
   ModelHarness h(
-      recbole::testing::model_config("LightGCN", {{"n_layers", "3"}, {"reg_weight", "0.01"}}), d);
+      recbole::testing::cpu_model_config("LightGCN", {{"n_layers", "3"}, {"reg_weight", "0.01"}}),
+      d);
   auto m = h.create();
   auto params = m->named_parameters();
   const torch::Tensor users = params["user_embedding"].detach();
@@ -82,8 +83,8 @@ TEST_CASE("LightGCN's loss is BPR on layer-averaged embeddings plus the ego-embe
 
 TEST_CASE("LightGCN refuses n_layers 0 naming the model and the key", "[models][lightgcn]") {
   REQUIRE_THROWS_WITH(
-      recbole::testing::model_config("LightGCN", {{"n_layers", "0"}}),
+      recbole::testing::cpu_model_config("LightGCN", {{"n_layers", "0"}}),
       Catch::Contains("LightGCN key n_layers") && Catch::Contains("expected int >= 1"));
-  REQUIRE_THROWS_WITH(recbole::testing::model_config("LightGCN", {{"reg_weight", "-1"}}),
+  REQUIRE_THROWS_WITH(recbole::testing::cpu_model_config("LightGCN", {{"reg_weight", "-1"}}),
                       Catch::Contains("LightGCN key reg_weight"));
 }

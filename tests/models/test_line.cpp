@@ -11,7 +11,7 @@
 #include "models/general/line.h"
 #include "tests/models/model_fixture.h"
 
-using recbole::testing::model_config;
+using recbole::testing::cpu_model_config;
 using recbole::testing::ModelHarness;
 using recbole::testing::param;
 using recbole::testing::TinyData;
@@ -39,8 +39,8 @@ TEST_CASE("LINE's loss is the hand formula in both branches, orders 1 and 2", "[
   batch.neg_items = torch::tensor(negs, torch::kInt64);
   for (const char* order : {"1", "2"}) {
     DYNAMIC_SECTION("order " << order) {
-      ModelHarness h(model_config("LINE", {{"order", order}, {"second_order_loss_weight", "0.7"}}),
-                     d);
+      ModelHarness h(
+          cpu_model_config("LINE", {{"order", order}, {"second_order_loss_weight", "0.7"}}), d);
       auto m = h.create();
       auto* line = dynamic_cast<recbole::models::LINE*>(m.get());
       REQUIRE(line != nullptr);
@@ -87,7 +87,7 @@ TEST_CASE("LINE's loss is the hand formula in both branches, orders 1 and 2", "[
 TEST_CASE("LINE's draws are keyed by (seed, epoch, batch) and the counter is training state",
           "[models][line]") {
   TinyData d;
-  ModelHarness h(model_config("LINE"), d);
+  ModelHarness h(cpu_model_config("LINE"), d);
   auto m = h.create();
   auto* line = dynamic_cast<recbole::models::LINE*>(m.get());
   REQUIRE(line != nullptr);
@@ -100,7 +100,7 @@ TEST_CASE("LINE's draws are keyed by (seed, epoch, batch) and the counter is tra
   CHECK(line->batch_draws(0, b, items).users == first.users);
   const auto other_epoch = line->batch_draws(1, b, items);
   CHECK((!other_epoch.negative_users || other_epoch.users != first.users));
-  ModelHarness h7(model_config("LINE", {{"seed", "7"}}), d);
+  ModelHarness h7(cpu_model_config("LINE", {{"seed", "7"}}), d);
   auto m7 = h7.create();
   const auto seeded = dynamic_cast<recbole::models::LINE&>(*m7).batch_draws(0, b, items);
   CHECK((!seeded.negative_users || seeded.users != first.users));

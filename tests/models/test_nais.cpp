@@ -25,6 +25,7 @@ using recbole::testing::check_bad_key;
 using recbole::testing::model_config;
 using recbole::testing::ModelHarness;
 using recbole::testing::param;
+using recbole::testing::pointwise_batch;
 using recbole::testing::scramble;
 using recbole::testing::TinyData;
 
@@ -52,13 +53,6 @@ double nais_y(recbole::models::Model& m, const TinyData& d, int64_t u, int64_t i
 double bce(double logit, double label) {
   const double p = 1.0 / (1.0 + std::exp(-logit));
   return -(label * std::log(p) + (1 - label) * std::log(1 - p));
-}
-
-Batch pointwise_batch(const recbole::DeviceManager& device, std::vector<int64_t> users,
-                      std::vector<int64_t> items, std::vector<float> labels) {
-  Batch b = recbole::testing::user_batch(device, std::move(users), std::move(items));
-  b.labels = device.place(torch::tensor(labels));
-  return b;
 }
 
 // Full sort of `users` equals predict on every item, and σ(y) of the formula.

@@ -12,19 +12,12 @@
 #include "tests/models/model_fixture.h"
 
 using recbole::testing::all_scores;
+using recbole::testing::dense_train;
 using recbole::testing::model_config;
 using recbole::testing::ModelHarness;
 using recbole::testing::TinyData;
 
 namespace {
-
-// The binary training matrix, dense float64 [n_users, n_items].
-torch::Tensor dense_train(const TinyData& d) {
-  torch::Tensor r = torch::zeros({d.n_users, d.n_items}, torch::kFloat64);
-  for (int32_t u = 0; u < d.n_users; ++u)
-    for (const int32_t* it = d.train.row_begin(u); it != d.train.row_end(u); ++it) r[u][*it] = 1.0;
-  return r;
-}
 
 // RecBole's NCE-PLRec scores, dense, with an exact SVD: [n_users, n_items] float64.
 torch::Tensor dense_scores(const TinyData& d, double beta, int64_t rank, double reg) {
@@ -33,11 +26,11 @@ torch::Tensor dense_scores(const TinyData& d, double beta, int64_t rank, double 
   const torch::Tensor w =
       torch::clamp_min(torch::log(static_cast<double>(d.n_users) / pop.pow(beta)), 0.0);
   const torch::Tensor dmat = torch::where(r > 0, w.unsqueeze(0).expand_as(r), torch::zeros_like(r));
-  auto [u, s, vh] = torch::linalg::svd(dmat, /*full_matrices=*/false, c10::nullopt);
+  auto [u, s, vh] = torch::linalg_svd(dmat, /*full_matrices=*/false, c10::nullopt);
   const torch::Tensor v_star = vh.slice(0, 0, rank).t() * s.slice(0, 0, rank).sqrt().unsqueeze(0);
   const torch::Tensor q = r.matmul(v_star);
   const torch::Tensor gram = q.t().matmul(q) + reg * torch::eye(rank, torch::kFloat64);
-  const torch::Tensor w_mat = torch::linalg::solve(gram, q.t().matmul(r), /*left=*/true);
+  const torch::Tensor w_mat = torch::linalg_solve(gram, q.t().matmul(r), /*left=*/true);
   return q.matmul(w_mat);
 }
 
@@ -75,7 +68,7 @@ TEST_CASE("NCEPLRec's randomized SVD finds the leading singular values of D",
                                                {d.n_items, d.n_users}, torch::kFloat64)
                                   .t()
                                   .clone();
-  const torch::Tensor exact = torch::linalg::svdvals(dense, c10::nullopt);
+  const torch::Tensor exact = torch::linalg_svdvals(dense, c10::nullopt);
   // Both orientations (fewer rows than columns is transposed first) and both n_iter rules.
   for (bool transposed : {false, true}) {
     const auto svd = transposed

@@ -17,9 +17,11 @@
 
 using recbole::data::Batch;
 using recbole::testing::check_bad_key;
+using recbole::testing::dense_train;
 using recbole::testing::model_config;
 using recbole::testing::ModelHarness;
 using recbole::testing::param;
+using recbole::testing::pointwise_batch;
 using recbole::testing::scramble;
 using recbole::testing::TinyData;
 
@@ -28,19 +30,6 @@ namespace {
 torch::Tensor bce(const torch::Tensor& logits, const torch::Tensor& labels) {
   const torch::Tensor p = torch::sigmoid(logits);
   return -(labels * torch::log(p) + (1 - labels) * torch::log(1 - p)).mean();
-}
-
-Batch pointwise_batch(const recbole::DeviceManager& device, std::vector<int64_t> users,
-                      std::vector<int64_t> items, std::vector<float> labels) {
-  Batch b = recbole::testing::user_batch(device, std::move(users), std::move(items));
-  b.labels = device.place(torch::tensor(labels));
-  return b;
-}
-
-torch::Tensor dense_train(const TinyData& d) {
-  std::vector<int64_t> all(static_cast<size_t>(d.n_users));
-  for (int64_t u = 0; u < d.n_users; ++u) all[static_cast<size_t>(u)] = u;
-  return recbole::data::dense_rows(d.train, all).to(torch::kFloat64);
 }
 
 // ---- NeuMF by hand: logit = w·[p ⊙ q ; MLP([p'; q'])] + b.

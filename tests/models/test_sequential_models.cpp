@@ -107,8 +107,10 @@ TEST_CASE("every sequential model satisfies the model contract", "[models][contr
       REQUIRE(s.scalar_type() == torch::kFloat32);
       REQUIRE(s.sizes() == torch::IntArrayRef({4, 30}));
       REQUIRE(torch::isfinite(s).all().item<bool>());
-      // A row scores the same alone as in a block.
-      CHECK(torch::allclose(h.scores(*m, {17}), s[2].unsqueeze(0), 1e-5, 1e-6));
+      // A row scores the same alone as in a block (to rounding: on a GPU, cuBLAS picks other
+      // kernels for other batch sizes).
+      const double atol = h.device.device().is_cuda() ? 1e-4 : 1e-6;
+      CHECK(torch::allclose(h.scores(*m, {17}), s[2].unsqueeze(0), 1e-5, atol));
       // predict agrees with full_sort_predict.
       {
         torch::NoGradGuard no_grad;

@@ -18,13 +18,14 @@
 #include "recbole/data/split.h"
 #include "recbole/pipeline/context_pipeline.h"
 #include "recbole/utils/error.h"
+#include "tests/pipeline/pipeline_fixture.h"
 
 using recbole::config::Config;
 using recbole::config::ConfigSources;
+using recbole::testing::error_of;
+using recbole::testing::shared_datasets;
 
 namespace {
-
-std::string shared_datasets() { return std::string(RECBOLE_SHARED_DIR) + "/datasets"; }
 
 Config context_config(const std::string& model, const std::string& dataset,
                       const std::string& data_path,
@@ -55,10 +56,10 @@ int64_t positives(const std::vector<float>& labels, const std::vector<int64_t>& 
 }
 
 // A folder "ctx" holding ctx.inter / ctx.user / ctx.item with the given texts.
-struct TempDataset {
+struct ContextDataset {
   std::filesystem::path root;
-  explicit TempDataset(const std::string& inter, const std::string& user = "",
-                       const std::string& item = "") {
+  explicit ContextDataset(const std::string& inter, const std::string& user = "",
+                          const std::string& item = "") {
     root = std::filesystem::temp_directory_path() /
            ("recbole_ctx_" + std::to_string(reinterpret_cast<uintptr_t>(this)) + "_" +
             std::to_string(::getpid()));
@@ -67,18 +68,9 @@ struct TempDataset {
     if (!user.empty()) std::ofstream(root / "ctx" / "ctx.user") << user;
     if (!item.empty()) std::ofstream(root / "ctx" / "ctx.item") << item;
   }
-  ~TempDataset() { std::filesystem::remove_all(root); }
+  ~ContextDataset() { std::filesystem::remove_all(root); }
   std::string path() const { return root.string(); }
 };
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const recbole::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -150,8 +142,8 @@ TEST_CASE("context data errors name the file, line, column or key", "[pipeline][
   SECTION("a token_seq cell beyond the length limit") {
     std::string cell;
     for (int64_t k = 0; k <= recbole::data::kMaxSequenceLength; ++k) cell += "g ";
-    TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n", "",
-                  "item_id:token\tclass:token_seq\n1\t" + cell + "\n");
+    ContextDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n", "",
+                     "item_id:token\tclass:token_seq\n1\t" + cell + "\n");
     const std::string msg = error_of([&] {
       Loaded l(context_config(
           "FM", "ctx", d.path(),
@@ -162,8 +154,8 @@ TEST_CASE("context data errors name the file, line, column or key", "[pipeline][
     CHECK(msg.find("class:token_seq") != std::string::npos);
   }
   SECTION("a float feature that is not a number") {
-    TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n",
-                  "user_id:token\tincome:float\n1\tlots\n");
+    ContextDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n",
+                     "user_id:token\tincome:float\n1\tlots\n");
     const std::string msg = error_of([&] {
       Loaded l(context_config(
           "FM", "ctx", d.path(),
@@ -174,8 +166,8 @@ TEST_CASE("context data errors name the file, line, column or key", "[pipeline][
     CHECK(msg.find("income") != std::string::npos);
   }
   SECTION("a load_col field the file lacks") {
-    TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n",
-                  "user_id:token\tage:token\n1\t20\n");
+    ContextDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n",
+                     "user_id:token\tage:token\n1\t20\n");
     const std::string msg = error_of([&] {
       Loaded l(context_config(
           "FM", "ctx", d.path(),
@@ -186,7 +178,7 @@ TEST_CASE("context data errors name the file, line, column or key", "[pipeline][
     CHECK(msg.find("gender") != std::string::npos);
   }
   SECTION("a threshold on a field that does not exist") {
-    TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n");
+    ContextDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n");
     const std::string msg = error_of([&] {
       Loaded l(context_config(
           "FM", "ctx", d.path(),
@@ -196,7 +188,7 @@ TEST_CASE("context data errors name the file, line, column or key", "[pipeline][
     CHECK(msg.find("score") != std::string::npos);
   }
   SECTION("no label at all") {
-    TempDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n2\t1\t3\n");
+    ContextDataset d("user_id:token\titem_id:token\trating:float\n1\t1\t5\n2\t1\t3\n");
     Loaded l(context_config("FM", "ctx", d.path(),
                             {{"load_col", "{inter: [user_id, item_id, rating]}"}}));
     const std::string msg =

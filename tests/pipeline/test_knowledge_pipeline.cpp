@@ -18,13 +18,14 @@
 #include "recbole/data/split.h"
 #include "recbole/pipeline/knowledge_pipeline.h"
 #include "recbole/utils/error.h"
+#include "tests/pipeline/pipeline_fixture.h"
 
 using recbole::config::Config;
 using recbole::config::ConfigSources;
+using recbole::testing::error_of;
+using recbole::testing::shared_datasets;
 
 namespace {
-
-std::string shared_datasets() { return std::string(RECBOLE_SHARED_DIR) + "/datasets"; }
 
 Config kg_config(const std::string& model, const std::string& dataset, const std::string& data_path,
                  std::vector<std::pair<std::string, std::string>> extra = {}) {
@@ -42,9 +43,9 @@ recbole::data::Dataset load(const Config& c) {
 
 // A folder "kgd" holding kgd.inter, kgd.kg and kgd.link with the given texts (a text left
 // empty: no file).
-struct TempDataset {
+struct KnowledgeDataset {
   std::filesystem::path root;
-  TempDataset(const std::string& inter, const std::string& kg, const std::string& link) {
+  KnowledgeDataset(const std::string& inter, const std::string& kg, const std::string& link) {
     root = std::filesystem::temp_directory_path() /
            ("recbole_kg_" + std::to_string(reinterpret_cast<uintptr_t>(this)) + "_" +
             std::to_string(::getpid()));
@@ -53,18 +54,9 @@ struct TempDataset {
     if (!kg.empty()) std::ofstream(root / "kgd" / "kgd.kg") << kg;
     if (!link.empty()) std::ofstream(root / "kgd" / "kgd.link") << link;
   }
-  ~TempDataset() { std::filesystem::remove_all(root); }
+  ~KnowledgeDataset() { std::filesystem::remove_all(root); }
   std::string path() const { return root.string(); }
 };
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const recbole::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 constexpr const char* kInter =
     "user_id:token\titem_id:token\trating:float\ttimestamp:float\n"
@@ -115,7 +107,7 @@ TEST_CASE("a knowledge model on ml-100k gets RecBole's preset, knowledge graph a
 
 TEST_CASE("items and entities share ids: linked items first, then the other entities",
           "[pipeline][knowledge]") {
-  TempDataset t(kInter, kKg, kLink);
+  KnowledgeDataset t(kInter, kKg, kLink);
   const recbole::data::Dataset ds = load(kg_config("CKE", "kgd", t.path()));
   // i4 (no link) and its two interactions are gone; the items keep first-appearance order.
   CHECK(ds.n_inters() == 7);
@@ -140,7 +132,7 @@ TEST_CASE("items and entities share ids: linked items first, then the other enti
 
 TEST_CASE("KG batches ride beside the recommendation batches with true negative tails",
           "[pipeline][knowledge]") {
-  TempDataset t(kInter, kKg, kLink);
+  KnowledgeDataset t(kInter, kKg, kLink);
   const Config c = kg_config("CKE", "kgd", t.path(), {{"train_batch_size", "2"}});
   const recbole::data::Dataset ds = load(c);
   const recbole::data::SplitDataset split =
@@ -181,30 +173,30 @@ TEST_CASE("KG batches ride beside the recommendation batches with true negative 
 
 TEST_CASE("bad knowledge input gets errors naming the file, row or key", "[pipeline][knowledge]") {
   SECTION("a .kg without one of its three fields") {
-    TempDataset t(kInter, "head_id:token\ttail_id:token\nm1\tg1\n", kLink);
+    KnowledgeDataset t(kInter, "head_id:token\ttail_id:token\nm1\tg1\n", kLink);
     const std::string e = error_of([&] { load(kg_config("CKE", "kgd", t.path())); });
     CHECK(e.find("kgd.kg") != std::string::npos);
     CHECK(e.find("relation_id") != std::string::npos);
   }
   SECTION("a .link with a malformed line") {
-    TempDataset t(kInter, kKg, "item_id:token\tentity_id:token\ni1\tm1\ni2\n");
+    KnowledgeDataset t(kInter, kKg, "item_id:token\tentity_id:token\ni1\tm1\ni2\n");
     const std::string e = error_of([&] { load(kg_config("CKE", "kgd", t.path())); });
     CHECK(e.find("kgd.link:3") != std::string::npos);
   }
   SECTION("an item linked to two entities") {
-    TempDataset t(kInter, kKg, "item_id:token\tentity_id:token\ni1\tm1\ni1\tm2\n");
+    KnowledgeDataset t(kInter, kKg, "item_id:token\tentity_id:token\ni1\tm1\ni1\tm2\n");
     const std::string e = error_of([&] { load(kg_config("CKE", "kgd", t.path())); });
     CHECK(e.find("kgd.link") != std::string::npos);
     CHECK(e.find("item i1 is linked to entity m1") != std::string::npos);
     CHECK(e.find("one entity per item") != std::string::npos);
   }
   SECTION("an entity linked to two items") {
-    TempDataset t(kInter, kKg, "item_id:token\tentity_id:token\ni1\tm1\ni2\tm1\n");
+    KnowledgeDataset t(kInter, kKg, "item_id:token\tentity_id:token\ni1\tm1\ni2\tm1\n");
     const std::string e = error_of([&] { load(kg_config("CKE", "kgd", t.path())); });
     CHECK(e.find("entity m1 is linked to item i1") != std::string::npos);
   }
   SECTION("a relation filter that leaves no triple") {
-    TempDataset t(kInter, kKg, kLink);
+    KnowledgeDataset t(kInter, kKg, kLink);
     const std::string e = error_of([&] {
       load(kg_config("CKE", "kgd", t.path(), {{"relation_kg_num_interval", "[10,inf)"}}));
     });
@@ -213,12 +205,12 @@ TEST_CASE("bad knowledge input gets errors naming the file, row or key", "[pipel
     CHECK(e.find("no triple left") != std::string::npos);
   }
   SECTION("a knowledge model on a dataset without a .kg file") {
-    TempDataset t(kInter, "", kLink);
+    KnowledgeDataset t(kInter, "", kLink);
     const std::string e = error_of([&] { load(kg_config("CKE", "kgd", t.path())); });
     CHECK(e.find("kgd.kg: file not found") != std::string::npos);
   }
   SECTION("a knowledge model whose load_col leaves the graph out") {
-    TempDataset t(kInter, kKg, kLink);
+    KnowledgeDataset t(kInter, kKg, kLink);
     const Config c =
         kg_config("CKE", "kgd", t.path(), {{"load_col", "{inter: [user_id, item_id]}"}});
     const recbole::data::Dataset ds = load(c);
@@ -229,7 +221,7 @@ TEST_CASE("bad knowledge input gets errors naming the file, row or key", "[pipel
     CHECK(e.find("knowledge model") != std::string::npos);
   }
   SECTION("interactions whose items all lack a link") {
-    TempDataset t(kInter, kKg, "item_id:token\tentity_id:token\ni9\tm1\n");
+    KnowledgeDataset t(kInter, kKg, "item_id:token\tentity_id:token\ni9\tm1\n");
     const std::string e = error_of([&] { load(kg_config("CKE", "kgd", t.path())); });
     CHECK(e.find("kgd.inter") != std::string::npos);
     CHECK(e.find("link") != std::string::npos);
@@ -237,7 +229,7 @@ TEST_CASE("bad knowledge input gets errors naming the file, row or key", "[pipel
 }
 
 TEST_CASE("alias_of_item_id remaps a field together with the item ids", "[pipeline][knowledge]") {
-  TempDataset t(
+  KnowledgeDataset t(
       "user_id:token\titem_id:token\tprev_item:token\nu1\ti1\ti9\nu1\ti2\ti1\nu2\ti2\ti1\n", "",
       "");
   const recbole::data::Dataset ds =
@@ -256,7 +248,7 @@ TEST_CASE("alias_of_item_id remaps a field together with the item ids", "[pipeli
 
 TEST_CASE("preload_weight reaches the model context of the general and knowledge tasks",
           "[pipeline][knowledge]") {
-  TempDataset t(
+  KnowledgeDataset t(
       "user_id:token\titem_id:token\tw:float\nu1\ti1\t0.5\nu1\ti2\t2\nu2\ti2\t2\n"
       "u2\ti3\t4\nu3\ti1\t0.5\nu3\ti3\t4\n",
       kKg, "item_id:token\tentity_id:token\ni1\tm1\ni2\tm2\ni3\tm3\n");

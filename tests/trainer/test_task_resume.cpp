@@ -40,15 +40,15 @@ recbole::data::SequenceStore sequences(int64_t max_len) {
   return recbole::data::SequenceStore::from_ordered(40, users, items, ea, max_len);
 }
 
-struct Outcome {
+struct TaskOutcome {
   std::vector<torch::Tensor> params;
   recbole::trainer::FitResult fit;
 };
 
 // Trains `model` through `task` from seed 11; stops after the `stop_at`-th batch (0: never);
 // resumes from `resume` when given.
-Outcome run(const recbole::config::Config& config, const recbole::pipeline::TaskPipeline& task,
-            int64_t stop_at, const std::string& resume) {
+TaskOutcome run(const recbole::config::Config& config, const recbole::pipeline::TaskPipeline& task,
+                int64_t stop_at, const std::string& resume) {
   recbole::clear_stop_request();
   recbole::DeviceSettings settings;
   settings.device = "cpu";
@@ -66,7 +66,7 @@ Outcome run(const recbole::config::Config& config, const recbole::pipeline::Task
   recbole::trainer::Trainer trainer(config, *m, dm, dist, source.get(), ev,
                                     {task.valid(), task.test()});
   if (!resume.empty()) trainer.resume(resume);
-  Outcome o;
+  TaskOutcome o;
   o.fit = trainer.fit();
   recbole::clear_stop_request();
   for (const auto& p : m->parameters()) o.params.push_back(p.detach().clone());
@@ -76,16 +76,16 @@ Outcome run(const recbole::config::Config& config, const recbole::pipeline::Task
 // The whole run, a run stopped after `stop_at` batches and its resumption end the same.
 void check_resumes(const std::string& name,
                    const std::function<recbole::config::Config(const std::string&)>& config_in,
-                   const std::function<Outcome(const recbole::config::Config&, int64_t,
-                                               const std::string&)>& train,
+                   const std::function<TaskOutcome(const recbole::config::Config&, int64_t,
+                                                   const std::string&)>& train,
                    int64_t stop_at) {
   const fs::path dir = fs::temp_directory_path() / ("recbole-task-resume-" + name);
   fs::remove_all(dir);
-  const Outcome whole = train(config_in((dir / "whole").string()), 0, "");
+  const TaskOutcome whole = train(config_in((dir / "whole").string()), 0, "");
   const recbole::config::Config stop_config = config_in((dir / "stopped").string());
-  const Outcome stopped = train(stop_config, stop_at, "");
+  const TaskOutcome stopped = train(stop_config, stop_at, "");
   REQUIRE(stopped.fit.stop_signal == SIGTERM);
-  const Outcome resumed = train(stop_config, 0, stopped.fit.resume_path);
+  const TaskOutcome resumed = train(stop_config, 0, stopped.fit.resume_path);
   REQUIRE(whole.params.size() == resumed.params.size());
   for (size_t k = 0; k < whole.params.size(); ++k)
     CHECK(torch::equal(whole.params[k], resumed.params[k]));
