@@ -144,16 +144,21 @@ inline torch::Tensor dense_train(const TinyData& d) {
   return r;
 }
 
-// D^{-1/2} A D^{-1/2} of the binary user-item graph, computed directly: dense [N, N] float64
-// with N = n_users + n_items (users first).
-inline torch::Tensor dense_adjacency(const TinyData& d) {
+// A of the binary user-item graph: dense [N, N] with N = n_users + n_items (users first).
+inline torch::Tensor dense_graph(const TinyData& d, torch::Dtype dtype = torch::kFloat64) {
   const int64_t n = d.n_users + d.n_items;
-  torch::Tensor a = torch::zeros({n, n}, torch::kFloat64);
+  torch::Tensor a = torch::zeros({n, n}, dtype);
   for (int32_t u = 0; u < d.n_users; ++u)
     for (const int32_t* it = d.train.row_begin(u); it != d.train.row_end(u); ++it) {
       a[u][d.n_users + *it] = 1.0;
       a[d.n_users + *it][u] = 1.0;
     }
+  return a;
+}
+
+// D^{-1/2} A D^{-1/2} of dense_graph(d), computed directly, with RecBole's 1e-7.
+inline torch::Tensor dense_adjacency(const TinyData& d, torch::Dtype dtype = torch::kFloat64) {
+  const torch::Tensor a = dense_graph(d, dtype);
   const torch::Tensor inv = (a.sum(1) + 1e-7).pow(-0.5);
   return inv.unsqueeze(1) * a * inv.unsqueeze(0);
 }

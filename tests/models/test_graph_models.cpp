@@ -22,6 +22,7 @@ namespace layers = recbole::models::layers;
 using recbole::testing::cpu_model_config;
 using recbole::testing::dense;
 using recbole::testing::dense_adjacency;
+using recbole::testing::dense_graph;
 using recbole::testing::ModelHarness;
 using recbole::testing::param;
 using recbole::testing::TinyData;
@@ -352,12 +353,7 @@ TEST_CASE("SpectralCF: 2I - D^-1 A and sigmoid filters, as the dense formula",
           "[models][graph][spectralcf]") {
   TinyData d;
   const int64_t n = d.n_users + d.n_items;
-  torch::Tensor a = torch::zeros({n, n}, torch::kFloat64);
-  for (int32_t u = 0; u < d.n_users; ++u)
-    for (const int32_t* it = d.train.row_begin(u); it != d.train.row_end(u); ++it) {
-      a[u][d.n_users + *it] = 1.0;
-      a[d.n_users + *it][u] = 1.0;
-    }
+  const torch::Tensor a = dense_graph(d);
   const torch::Tensor op = 2 * torch::eye(n, torch::kFloat64) - a / (a.sum(1, true) + 1e-7);
   CHECK(torch::allclose(dense(recbole::models::random_walk_operator(d.train)), op, 1e-6, 1e-7));
 

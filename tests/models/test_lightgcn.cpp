@@ -10,25 +10,9 @@
 #include "recbole/utils/error.h"
 #include "tests/models/model_fixture.h"
 
+using recbole::testing::dense_adjacency;
 using recbole::testing::ModelHarness;
 using recbole::testing::TinyData;
-
-namespace {
-
-// Â = D^-1/2 A D^-1/2 of the tiny data's bipartite graph, dense, with RecBole's 1e-7.
-torch::Tensor dense_normalized_adjacency(const TinyData& d) {
-  const int64_t n = d.n_users + d.n_items;
-  torch::Tensor a = torch::zeros({n, n});
-  for (int32_t u = 0; u < d.n_users; ++u)
-    for (const int32_t* it = d.train.row_begin(u); it != d.train.row_end(u); ++it) {
-      a[u][d.n_users + *it] = 1;
-      a[d.n_users + *it][u] = 1;
-    }
-  torch::Tensor inv = (a.sum(1) + 1e-7).pow(-0.5);
-  return inv.unsqueeze(1) * a * inv.unsqueeze(0);
-}
-
-}  // namespace
 
 TEST_CASE("LightGCN's loss is BPR on layer-averaged embeddings plus the ego-embedding norm",
           "[models][lightgcn]") {
@@ -42,7 +26,7 @@ TEST_CASE("LightGCN's loss is BPR on layer-averaged embeddings plus the ego-embe
   const torch::Tensor items = params["item_embedding"].detach();
 
   // Independent: E* = (E + ÂE + Â²E + Â³E) / 4 with a dense Â.
-  const torch::Tensor adj = dense_normalized_adjacency(d);
+  const torch::Tensor adj = dense_adjacency(d, torch::kFloat32);
   torch::Tensor e = torch::cat({users, items});
   torch::Tensor sum = e.clone();
   for (int l = 0; l < 3; ++l) {
