@@ -15,7 +15,7 @@ namespace recbole::models {
 namespace {
 
 // Floats of the maps and activations of one full-sort block (16 MiB).
-constexpr int64_t kBlockFloats = int64_t{1} << 22;
+constexpr int64_t kConvNCFBlockFloats = int64_t{1} << 22;
 
 std::string list_text(const std::vector<int64_t>& v) {
   std::string s = "[";
@@ -114,7 +114,7 @@ torch::Tensor ConvNCF::full_sort_predict(const data::Batch& batch) {
   const int64_t rows = users.size(0);
   torch::Tensor out = torch::empty({rows, n_items()}, user_embedding_.options());
   const torch::Tensor u = user_embedding_.index_select(0, users);  // [B, d]
-  const int64_t block = std::max<int64_t>(1, kBlockFloats / pair_floats_);
+  const int64_t block = std::max<int64_t>(1, kConvNCFBlockFloats / pair_floats_);
   const int64_t blocks_per_user = (n_items() + block - 1) / block;
   // One task per (user, block of items); each writes its own slice of `out`, so the result does
   // not depend on the thread count, nor on the other users of the batch.

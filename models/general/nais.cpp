@@ -19,7 +19,7 @@ namespace recbole::models {
 namespace {
 
 // Floats of one [n, |R_u|, max(d, weight_size)] intermediate of a full-sort block (4 MiB).
-constexpr int64_t kBlockFloats = int64_t{1} << 20;
+constexpr int64_t kNAISBlockFloats = int64_t{1} << 20;
 
 }  // namespace
 
@@ -159,7 +159,7 @@ torch::Tensor NAIS::full_sort_predict(const data::Batch& batch) {
     hists[static_cast<size_t>(b)] = device.place(data::id_tensor(h));
     const int64_t per_item =
         std::max<int64_t>(1, static_cast<int64_t>(h.size()) * std::max(dim_, weight_size_));
-    const int64_t block = std::max<int64_t>(1, kBlockFloats / per_item);
+    const int64_t block = std::max<int64_t>(1, kNAISBlockFloats / per_item);
     for (int64_t i0 = 0; i0 < n_items(); i0 += block)
       tasks.push_back({b, i0, std::min(block, n_items() - i0)});
   }

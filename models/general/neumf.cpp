@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
@@ -13,11 +14,7 @@ namespace recbole::models {
 namespace {
 
 // Rows of a block of the batched MLP: 2048 × 128 floats (1 MiB) per intermediate stays in cache.
-constexpr int64_t kBlockRows = 2048;
-
-torch::Tensor normal_table(int64_t rows, int64_t cols) {
-  return torch::empty({rows, cols}).normal_(0.0, 0.01);
-}
+constexpr int64_t kNeuMFBlockRows = 2048;
 
 }  // namespace
 
@@ -34,12 +31,14 @@ NeuMF::NeuMF(const ModelContext& ctx)
     throw ConfigError("NeuMF: mf_train and mlp_train are both false; expected at least one true");
   const std::vector<int64_t> hidden = ctx.config.get_int_list("mlp_hidden_size");
   // Initialised on the CPU from the seeded generator, then moved to the device.
-  user_mf_embedding_ = register_parameter("user_mf_embedding", normal_table(ctx.n_users, mf_dim_));
-  item_mf_embedding_ = register_parameter("item_mf_embedding", normal_table(ctx.n_items, mf_dim_));
-  user_mlp_embedding_ =
-      register_parameter("user_mlp_embedding", normal_table(ctx.n_users, mlp_dim_));
-  item_mlp_embedding_ =
-      register_parameter("item_mlp_embedding", normal_table(ctx.n_items, mlp_dim_));
+  user_mf_embedding_ = register_parameter(
+      "user_mf_embedding", layers::new_table(ctx.n_users, mf_dim_, layers::Init::kNormal001));
+  item_mf_embedding_ = register_parameter(
+      "item_mf_embedding", layers::new_table(ctx.n_items, mf_dim_, layers::Init::kNormal001));
+  user_mlp_embedding_ = register_parameter(
+      "user_mlp_embedding", layers::new_table(ctx.n_users, mlp_dim_, layers::Init::kNormal001));
+  item_mlp_embedding_ = register_parameter(
+      "item_mlp_embedding", layers::new_table(ctx.n_items, mlp_dim_, layers::Init::kNormal001));
   std::vector<int64_t> sizes{2 * mlp_dim_};
   sizes.insert(sizes.end(), hidden.begin(), hidden.end());
   mlp_ = register_module("mlp", layers::MLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));
@@ -78,7 +77,7 @@ void NeuMF::add_mlp_scores(const torch::Tensor& users, torch::Tensor& out) const
                                         w1.narrow(1, mlp_dim_, mlp_dim_).t());  // [n_items, h1]
   const torch::Tensor w_out =
       predict_layer_->weight.narrow(1, mf_train_ ? mf_dim_ : 0, linears.back()->weight.size(0));
-  const int64_t items_per_block = std::max<int64_t>(1, kBlockRows);
+  const int64_t items_per_block = std::max<int64_t>(1, kNeuMFBlockRows);
   const int64_t blocks_per_user = (n_items() + items_per_block - 1) / items_per_block;
   // One task per (user, block of items); each writes its own slice of `out`, so the result does
   // not depend on the thread count.

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include "models/layers/history.h"
+#include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/row_sums.h"
 #include "recbole/config/config.h"
@@ -18,7 +19,7 @@ namespace recbole::models {
 namespace {
 
 // Items per block of the batched MLP (a few hundred KiB per intermediate).
-constexpr int64_t kBlockRows = 2048;
+constexpr int64_t kNNCFBlockRows = 2048;
 
 // For each row of m, n column ids drawn uniformly with replacement from the row (zeros for an
 // empty row): RecBole's 'random' neighbourhoods. [rows, n] int64 on the host.
@@ -33,10 +34,6 @@ torch::Tensor random_neighbours(const data::InteractionMatrix& m, int64_t n, uin
     for (int64_t k = 0; k < n; ++k) o[r * n + k] = m.row_begin(r)[pick(rng)];
   }
   return out;
-}
-
-torch::Tensor normal_table(int64_t rows, int64_t cols) {
-  return torch::empty({rows, cols}).normal_(0.0, 0.01);
 }
 
 }  // namespace
@@ -64,10 +61,14 @@ NNCF::NNCF(const ModelContext& ctx)
   user_neighbours_ = ctx.device.place(random_neighbours(ctx.train, n, seed));
   item_neighbours_ = ctx.device.place(random_neighbours(layers::transpose(ctx.train), n, seed + 1));
   // Initialised on the CPU from the seeded generator, then moved to the device.
-  user_embedding_ = register_parameter("user_embedding", normal_table(ctx.n_users, d_));
-  item_embedding_ = register_parameter("item_embedding", normal_table(ctx.n_items, d_));
-  user_neigh_embedding_ = register_parameter("user_neigh_embedding", normal_table(ctx.n_items, e));
-  item_neigh_embedding_ = register_parameter("item_neigh_embedding", normal_table(ctx.n_users, e));
+  user_embedding_ = register_parameter(
+      "user_embedding", layers::new_table(ctx.n_users, d_, layers::Init::kNormal001));
+  item_embedding_ = register_parameter(
+      "item_embedding", layers::new_table(ctx.n_items, d_, layers::Init::kNormal001));
+  user_neigh_embedding_ = register_parameter(
+      "user_neigh_embedding", layers::new_table(ctx.n_items, e, layers::Init::kNormal001));
+  item_neigh_embedding_ = register_parameter(
+      "item_neigh_embedding", layers::new_table(ctx.n_users, e, layers::Init::kNormal001));
   user_conv_ = register_module("user_conv", torch::nn::Conv1d(e, kernels, k));
   item_conv_ = register_module("item_conv", torch::nn::Conv1d(e, kernels, k));
   std::vector<int64_t> sizes{d_ + 2 * features};
@@ -147,13 +148,13 @@ torch::Tensor NNCF::full_sort_predict(const data::Batch& batch) {
       torch::addmm(linears[0]->bias, item_cache_, w1.narrow(1, d_ + f, f).t());  // [n_items, h1]
   const torch::Tensor eu = user_embedding_.index_select(0, users);
   torch::Tensor out = torch::empty({b, n_items()}, eu.options());
-  const int64_t blocks_per_user = (n_items() + kBlockRows - 1) / kBlockRows;
+  const int64_t blocks_per_user = (n_items() + kNNCFBlockRows - 1) / kNNCFBlockRows;
   // One task per (user, block of items), each writing its own slice of `out`.
   auto task = [&](int64_t t, int) {
     torch::NoGradGuard task_no_grad;  // grad mode is per thread
     const int64_t r = t / blocks_per_user;
-    const int64_t i0 = (t % blocks_per_user) * kBlockRows;
-    const int64_t w = std::min(kBlockRows, n_items() - i0);
+    const int64_t i0 = (t % blocks_per_user) * kNNCFBlockRows;
+    const int64_t w = std::min(kNNCFBlockRows, n_items() - i0);
     // (e_u ⊙ e_i) W_mfᵀ = e_i (diag(e_u) W_mfᵀ).
     torch::Tensor h = torch::relu(torch::addmm(
         qi.narrow(0, i0, w) + pu[r], item_embedding_.narrow(0, i0, w), w_mf * eu[r].unsqueeze(1)));

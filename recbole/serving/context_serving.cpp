@@ -105,7 +105,7 @@ class ContextServing : public TaskServing {
   int64_t n_items_;
 };
 
-SectionWriter prepare(const pipeline::TaskPipeline& task) {
+SectionWriter prepare_context_section(const pipeline::TaskPipeline& task) {
   const auto* ctx = dynamic_cast<const pipeline::ContextPipeline*>(&task);
   if (ctx == nullptr) throw Error("context serving: the run's pipeline is not a context one");
   const std::string schema = schema_json(ctx->schema()).dump();
@@ -149,8 +149,9 @@ pipeline::FeatureColumns read_columns(torch::serialize::InputArchive& section, c
   return columns;
 }
 
-std::unique_ptr<TaskServing> load(torch::serialize::InputArchive& section,
-                                  const ServingSection& common, const std::string& path) {
+std::unique_ptr<TaskServing> load_context_section(torch::serialize::InputArchive& section,
+                                                  const ServingSection& common,
+                                                  const std::string& path) {
   const std::string damaged = "checkpoint " + path + ": its context feature section is damaged";
   c10::IValue schema_value;
   if (!section.try_read("schema", schema_value) || !schema_value.isString())
@@ -178,6 +179,6 @@ std::unique_ptr<TaskServing> load(torch::serialize::InputArchive& section,
 
 }  // namespace
 
-TaskServingHooks context_serving_hooks() { return {prepare, load}; }
+TaskServingHooks context_serving_hooks() { return {prepare_context_section, load_context_section}; }
 
 }  // namespace recbole::serving

@@ -31,7 +31,7 @@ class KnowledgeServing : public TaskServing {
   data::KnowledgeGraph graph_;
 };
 
-SectionWriter prepare(const pipeline::TaskPipeline& task) {
+SectionWriter prepare_knowledge_section(const pipeline::TaskPipeline& task) {
   const auto* kg = dynamic_cast<const pipeline::KnowledgePipeline*>(&task);
   if (kg == nullptr) throw Error("knowledge serving: the run's pipeline is not the knowledge one");
   const data::KnowledgeGraph& g = kg->graph();
@@ -62,8 +62,9 @@ std::vector<int32_t> read_ids(torch::serialize::InputArchive& archive, const cha
   return v;
 }
 
-std::unique_ptr<TaskServing> load(torch::serialize::InputArchive& section,
-                                  const ServingSection& common, const std::string& path) {
+std::unique_ptr<TaskServing> load_knowledge_section(torch::serialize::InputArchive& section,
+                                                    const ServingSection& common,
+                                                    const std::string& path) {
   torch::Tensor counts;
   if (!section.try_read("counts", counts) || counts.numel() != 3 ||
       counts.scalar_type() != torch::kInt64)
@@ -84,6 +85,8 @@ std::unique_ptr<TaskServing> load(torch::serialize::InputArchive& section,
 
 }  // namespace
 
-TaskServingHooks knowledge_serving_hooks() { return {prepare, load}; }
+TaskServingHooks knowledge_serving_hooks() {
+  return {prepare_knowledge_section, load_knowledge_section};
+}
 
 }  // namespace recbole::serving

@@ -67,7 +67,7 @@ class SequentialServing : public TaskServing {
   int64_t max_len_;
 };
 
-SectionWriter prepare(const pipeline::TaskPipeline& task) {
+SectionWriter prepare_sequential_section(const pipeline::TaskPipeline& task) {
   const auto* seq = dynamic_cast<const pipeline::SequentialPipeline*>(&task);
   if (seq == nullptr) throw Error("sequential serving: the run's pipeline is not sequential");
   const data::SequenceStore& store = seq->store();
@@ -94,8 +94,9 @@ torch::Tensor read_tensor(torch::serialize::InputArchive& archive, const char* k
   return t.contiguous();
 }
 
-std::unique_ptr<TaskServing> load(torch::serialize::InputArchive& section,
-                                  const ServingSection& common, const std::string& path) {
+std::unique_ptr<TaskServing> load_sequential_section(torch::serialize::InputArchive& section,
+                                                     const ServingSection& common,
+                                                     const std::string& path) {
   const torch::Tensor offsets_t = read_tensor(section, "offsets", torch::kInt64, path);
   const torch::Tensor items_t = read_tensor(section, "items", torch::kInt32, path);
   const torch::Tensor max_len_t = read_tensor(section, "max_len", torch::kInt64, path);
@@ -117,6 +118,8 @@ std::unique_ptr<TaskServing> load(torch::serialize::InputArchive& section,
 
 }  // namespace
 
-TaskServingHooks sequential_serving_hooks() { return {prepare, load}; }
+TaskServingHooks sequential_serving_hooks() {
+  return {prepare_sequential_section, load_sequential_section};
+}
 
 }  // namespace recbole::serving
