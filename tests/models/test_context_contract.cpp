@@ -10,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include "models/context/xdeepfm.h"
 #include "models/model.h"
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
@@ -111,4 +112,58 @@ TEST_CASE("every context model satisfies the context model contract",
       CHECK(torch::equal(run.scores(*loaded), s));
     }
   }
+}
+
+namespace {
+
+// xDeepFM with its field embeddings reachable, for the CIN test below.
+struct XDeepFMProbe : recbole::models::XDeepFM {
+  using ContextModel::embed;
+  using XDeepFM::XDeepFM;
+};
+
+}  // namespace
+
+TEST_CASE("xDeepFM's CIN is RecBole's width-1 convolution over [B, H·F, d]", "[context][models]") {
+  ContextRun run("xDeepFM");
+  run.device.seed(run.device.base_seed());
+  XDeepFMProbe m(run.pipeline.model_context(run.device));
+  m.eval();
+  torch::NoGradGuard no_grad;
+  const auto& valid = static_cast<const recbole::evaluator::LabeledSource&>(run.pipeline.valid());
+  const recbole::data::Batch batch = run.device.place(valid.batch(0));
+  auto params = m.named_parameters();
+
+  // The CIN as RecBole writes it: per layer the [B, H·F, d] outer products, a Conv1d of width 1
+  // (a [h, H·F] matrix applied to each row's d columns), ReLU, half kept unless direct.
+  const torch::Tensor x0 = m.embed(batch);  // [B, F, d]
+  const int64_t b = x0.size(0), d = x0.size(2);
+  const std::vector<int64_t> sizes = run.config.get_int_list("cin_layer_size");
+  REQUIRE_FALSE(run.config.get_bool("direct"));
+  torch::Tensor x = x0;
+  std::vector<torch::Tensor> parts;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const torch::Tensor z = (x.unsqueeze(2) * x0.unsqueeze(1)).reshape({b, -1, d});
+    const torch::Tensor w = params["conv_w" + std::to_string(k)];
+    const torch::Tensor bias = params["conv_b" + std::to_string(k)];
+    const torch::Tensor o = torch::relu(w.matmul(z) + bias.view({1, -1, 1}));  // [B, h, d]
+    if (k + 1 == sizes.size()) {
+      parts.push_back(o);
+    } else {
+      auto halves = o.split(sizes[k] / 2, 1);
+      x = halves[0];
+      parts.push_back(halves[1]);
+    }
+  }
+  torch::Tensor cin_weight = params["cin_linear.weight"];
+  const torch::Tensor expected = torch::cat(parts, 1).sum(2).matmul(cin_weight.t()).squeeze(1);
+
+  // The model's CIN term: its logits less its logits with the CIN's output weights zeroed.
+  const torch::Tensor full = m.logits(batch);
+  const torch::Tensor saved = cin_weight.clone();
+  cin_weight.zero_();
+  const torch::Tensor without_cin = m.logits(batch);
+  cin_weight.copy_(saved);
+  REQUIRE(expected.abs().max().item<double>() > 1e-3);  // the CIN term is not vanishingly small
+  CHECK(torch::allclose(full - without_cin, expected, 1e-4, 1e-5));
 }
