@@ -77,15 +77,14 @@ void NeuMF::add_mlp_scores(const torch::Tensor& users, torch::Tensor& out) const
                                         w1.narrow(1, mlp_dim_, mlp_dim_).t());  // [n_items, h1]
   const torch::Tensor w_out =
       predict_layer_->weight.narrow(1, mf_train_ ? mf_dim_ : 0, linears.back()->weight.size(0));
-  const int64_t items_per_block = std::max<int64_t>(1, kNeuMFBlockRows);
-  const int64_t blocks_per_user = (n_items() + items_per_block - 1) / items_per_block;
+  const int64_t blocks_per_user = (n_items() + kNeuMFBlockRows - 1) / kNeuMFBlockRows;
   // One task per (user, block of items); each writes its own slice of `out`, so the result does
   // not depend on the thread count.
   auto task = [&](int64_t t, int) {
     torch::NoGradGuard no_grad;  // grad mode is per thread
     const int64_t b = t / blocks_per_user;
-    const int64_t i0 = (t % blocks_per_user) * items_per_block;
-    const int64_t w = std::min(items_per_block, n_items() - i0);
+    const int64_t i0 = (t % blocks_per_user) * kNeuMFBlockRows;
+    const int64_t w = std::min(kNeuMFBlockRows, n_items() - i0);
     torch::Tensor h = torch::relu(qi.narrow(0, i0, w) + pu[b]);
     for (size_t k = 1; k < linears.size(); ++k)
       h = torch::relu(torch::addmm(linears[k]->bias, h, linears[k]->weight.t()));
