@@ -9,6 +9,7 @@ class LR : public ContextModel {
  public:
   explicit LR(const ModelContext& ctx);
   torch::Tensor logits(const data::Batch& batch) override;
+  ClosedForm closed_form() const override { return ClosedForm::kFirstOrder; }
 };
 
 }  // namespace recbole::models

@@ -1,5 +1,8 @@
 #include "models/layers/context_embedding.h"
 
+#include <algorithm>
+#include <numeric>
+
 #include "models/layers/mlp.h"
 #include "recbole/utils/error.h"
 
@@ -132,6 +135,120 @@ torch::Tensor ContextEmbeddingImpl::forward(const data::Batch& batch) {
   return torch::cat(parts, 1);
 }
 
+namespace {
+
+// The gradient of `table` (float32 CPU), allocated as zeros when undefined.
+float* table_gradient(torch::Tensor& table) {
+  torch::Tensor& g = table.mutable_grad();
+  if (!g.defined()) g = torch::zeros_like(table);
+  return g.data_ptr<float>();
+}
+
+// out[k] += s · x[k], k < w.
+void add_scaled(float* __restrict out, const float* __restrict x, float s, int64_t w) {
+  if (w == 1) {  // the first-order tables: no loop set-up per term
+    *out += s * *x;
+    return;
+  }
+  for (int64_t k = 0; k < w; ++k) out[k] += s * x[k];
+}
+
+// B: the rows of a context batch (its users column).
+int64_t batch_rows(const data::Batch& batch) {
+  if (!batch.users.defined()) throw Error("context model: the batch has no user column");
+  return batch.users.size(0);
+}
+
+}  // namespace
+
+template <class Term>
+void ContextEmbeddingImpl::for_each_term(const data::Batch& batch, Term&& term) const {
+  // Table numbers as in tables(): token, float, token_seq…, float_seq….
+  const int token_table = 0, float_table = token_table_ ? 1 : 0;
+  const int seq_base = float_table + (float_table_ ? 1 : 0);
+  const int float_seq_base = seq_base + static_cast<int>(seq_tables_.size());
+  const int64_t b = batch_rows(batch);
+  int64_t column = 0;
+  // Pooled fields (pool()): each non-zero id's row with scale 1 (sum) or 1 / (count + 1e-8)
+  // (mean), times the element's value for float_seq.
+  for (size_t k = 0; k < fields_.token_seq.size(); ++k, ++column) {
+    const torch::Tensor ids = feature(batch, fields_.token_seq[k].name).contiguous();
+    const int64_t len = ids.size(1);
+    const int64_t* id = ids.data_ptr<int64_t>();
+    for (int64_t r = 0; r < b; ++r) {
+      const int64_t* row = id + r * len;
+      const int64_t count = std::count_if(row, row + len, [](int64_t x) { return x != 0; });
+      const float scale = seq_sum_ ? 1.0f : 1.0f / (static_cast<float>(count) + 1e-8f);
+      for (int64_t j = 0; j < len; ++j)
+        if (row[j] != 0) term(r, column, seq_base + static_cast<int>(k), row[j], scale);
+    }
+  }
+  if (token_table_) {
+    const int64_t* offset = token_offsets_.data_ptr<int64_t>();
+    for (size_t j = 0; j < fields_.token.size(); ++j, ++column) {
+      const torch::Tensor ids = feature(batch, fields_.token[j].name).contiguous();
+      const int64_t* id = ids.data_ptr<int64_t>();
+      for (int64_t r = 0; r < b; ++r) term(r, column, token_table, id[r] + offset[j], 1.0f);
+    }
+  }
+  for (size_t k = 0; k < fields_.float_seq.size(); ++k, ++column) {
+    const torch::Tensor v = feature(batch, fields_.float_seq[k].name).contiguous();  // [B, L, 2]
+    const int64_t len = v.size(1);
+    const float* x = v.data_ptr<float>();
+    for (int64_t r = 0; r < b; ++r) {
+      const float* row = x + r * len * 2;
+      int64_t count = 0;
+      for (int64_t j = 0; j < len; ++j) count += static_cast<int64_t>(row[2 * j + 1]) != 0;
+      const float scale = 1.0f / (static_cast<float>(count) + 1e-8f);
+      for (int64_t j = 0; j < len; ++j) {
+        const auto index = static_cast<int64_t>(row[2 * j + 1]);
+        if (index != 0)
+          term(r, column, float_seq_base + static_cast<int>(k), index, scale * row[2 * j]);
+      }
+    }
+  }
+  if (float_table_) {
+    // Not discretised: every value uses row 1 of its field.
+    const int64_t* offset = float_offsets_.data_ptr<int64_t>();
+    for (size_t j = 0; j < fields_.float_fields.size(); ++j, ++column) {
+      const torch::Tensor v = feature(batch, fields_.float_fields[j].name).contiguous();
+      const float* x = v.data_ptr<float>();
+      for (int64_t r = 0; r < b; ++r) term(r, column, float_table, offset[j] + 1, x[r]);
+    }
+  }
+}
+
+void ContextEmbeddingImpl::forward_direct(const data::Batch& batch, float* out) const {
+  std::vector<const float*> weight;
+  for (const torch::Tensor& t : tables()) weight.push_back(t.data_ptr<float>());
+  const int64_t f = fields_.size(), w = width_;
+  std::fill(out, out + batch_rows(batch) * f * w, 0.0f);
+  for_each_term(batch, [&](int64_t r, int64_t c, int t, int64_t row, float s) {
+    add_scaled(out + (r * f + c) * w, weight[static_cast<size_t>(t)] + row * w, s, w);
+  });
+}
+
+void ContextEmbeddingImpl::sum_direct(const data::Batch& batch, float* out) const {
+  std::vector<const float*> weight;
+  for (const torch::Tensor& t : tables()) weight.push_back(t.data_ptr<float>());
+  const int64_t w = width_;
+  std::fill(out, out + batch_rows(batch) * w, 0.0f);
+  for_each_term(batch, [&](int64_t r, int64_t, int t, int64_t row, float s) {
+    add_scaled(out + r * w, weight[static_cast<size_t>(t)] + row * w, s, w);
+  });
+}
+
+void ContextEmbeddingImpl::add_gradient(const data::Batch& batch, const float* grad,
+                                        bool shared_by_fields) {
+  std::vector<float*> out;
+  for (torch::Tensor t : tables()) out.push_back(table_gradient(t));
+  const int64_t f = shared_by_fields ? 1 : fields_.size(), w = width_;
+  for_each_term(batch, [&](int64_t r, int64_t c, int t, int64_t row, float s) {
+    const int64_t column = shared_by_fields ? 0 : c;
+    add_scaled(out[static_cast<size_t>(t)] + row * w, grad + (r * f + column) * w, s, w);
+  });
+}
+
 FirstOrderLinearImpl::FirstOrderLinearImpl(const ContextFields& fields) {
   embedding_ = register_module("embedding", ContextEmbedding(fields, 1, /*seq_sum=*/true));
   bias_ = register_parameter("bias", torch::zeros({1}));
@@ -139,6 +256,19 @@ FirstOrderLinearImpl::FirstOrderLinearImpl(const ContextFields& fields) {
 
 torch::Tensor FirstOrderLinearImpl::forward(const data::Batch& batch) {
   return embedding_->forward(batch).sum(1) + bias_;
+}
+
+void FirstOrderLinearImpl::forward_direct(const data::Batch& batch, float* out) const {
+  embedding_->sum_direct(batch, out);
+  const float bias = bias_.data_ptr<float>()[0];
+  const int64_t b = batch_rows(batch);
+  for (int64_t r = 0; r < b; ++r) out[r] += bias;
+}
+
+void FirstOrderLinearImpl::add_gradient(const data::Batch& batch, const float* grad) {
+  const int64_t b = batch_rows(batch);
+  *table_gradient(bias_) += std::accumulate(grad, grad + b, 0.0f);
+  embedding_->add_gradient(batch, grad, /*shared_by_fields=*/true);
 }
 
 ContextMLPImpl::ContextMLPImpl(std::vector<int64_t> sizes, double dropout, std::string activation,

@@ -48,8 +48,26 @@ class ContextEmbeddingImpl : public torch::nn::Module {
   torch::Tensor forward(const data::Batch& batch);
   // The weight tables (regularisers that name them).
   std::vector<torch::Tensor> tables() const;
+  // The direct path: forward and its backward as plain loops over the batch's ids, without
+  // autograd, for the closed-form training step of ContextModel. Batch and tables on the CPU,
+  // float32; B = batch.users.size(0); buffers are the caller's (reused: no allocation per
+  // batch). Equal to forward up to float rounding (a pooled field adds its scaled rows
+  // instead of dividing their sum).
+  //   forward_direct: out [B, F, width] = forward(batch).
+  //   sum_direct:     out [B, width] = forward(batch).sum(1).
+  //   add_gradient:   adds to each table's gradient (zeros when undefined) the gradient of
+  //                   Σ grad ⊙ forward(batch); grad [B, F, width], or with shared_by_fields
+  //                   [B, width], the same gradient for every field.
+  void forward_direct(const data::Batch& batch, float* out) const;
+  void sum_direct(const data::Batch& batch, float* out) const;
+  void add_gradient(const data::Batch& batch, const float* grad, bool shared_by_fields = false);
 
  private:
+  // Calls term(r, c, t, row, scale) for every term of E[r, c] = Σ scale · T_t[row], the
+  // forward's whole arithmetic: t numbers a table in tables()' order.
+  template <class Term>
+  void for_each_term(const data::Batch& batch, Term&& term) const;
+
   ContextFields fields_;
   int64_t width_;
   bool seq_sum_;
@@ -67,6 +85,10 @@ class FirstOrderLinearImpl : public torch::nn::Module {
   torch::Tensor forward(const data::Batch& batch);
   // Its weight tables (not the bias), for xDeepFM's regulariser.
   std::vector<torch::Tensor> tables() const { return embedding_->tables(); }
+  // The direct path (see ContextEmbedding): out [B] = forward(batch); add_gradient adds the
+  // gradient of Σ_b grad[b] · forward(batch)[b] (grad [B]) to the tables' and the bias's.
+  void forward_direct(const data::Batch& batch, float* out) const;
+  void add_gradient(const data::Batch& batch, const float* grad);
 
  private:
   ContextEmbedding embedding_{nullptr};

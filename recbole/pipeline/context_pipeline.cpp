@@ -147,9 +147,9 @@ bool ContextTrainingSource::next(data::Batch& batch) {
   const int64_t hi = std::min(n, next_ + settings_.batch_size);
   std::vector<int64_t> rows;
   rows.reserve(static_cast<size_t>(hi - next_));
-  for (int64_t p = next_; p < hi; ++p)
-    if (static_cast<int>((p - next_) % settings_.world_size) == settings_.rank)
-      rows.push_back(train_rows_[static_cast<size_t>(order_[p])]);
+  // Row p - next_ of the batch goes to rank (p - next_) % world_size.
+  for (int64_t p = next_ + settings_.rank; p < hi; p += settings_.world_size)
+    rows.push_back(train_rows_[static_cast<size_t>(order_[p])]);
   next_ = hi;
   batch = rows_.batch(rows);
   return true;

@@ -1,7 +1,8 @@
 // The model contract of the context models, over every registered one: built from ml-100k's
 // feature fields (the context preset), a few training batches give a finite loss; predict gives
 // [B] float32 probabilities in [0, 1] on the device; a fixed seed repeats exactly; a save/load
-// round trip gives identical scores; ranking all items is a clear error.
+// round trip gives identical scores; ranking all items is a clear error. LR's and FM's
+// closed-form step gives autograd's loss and gradients.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include <torch/torch.h>
 
+#include "models/context/context_model.h"
 #include "models/context/xdeepfm.h"
 #include "models/model.h"
 #include "recbole/config/config.h"
@@ -166,4 +168,45 @@ TEST_CASE("xDeepFM's CIN is RecBole's width-1 convolution over [B, H·F, d]", "[
   cin_weight.copy_(saved);
   REQUIRE(expected.abs().max().item<double>() > 1e-3);  // the CIN term is not vanishingly small
   CHECK(torch::allclose(full - without_cin, expected, 1e-4, 1e-5));
+}
+
+TEST_CASE("LR's and FM's closed-form step equals autograd's loss and gradients",
+          "[context][models]") {
+  using recbole::models::ContextModel;
+  for (const std::string name : {"LR", "FM"}) {
+    DYNAMIC_SECTION(name) {
+      ContextRun run(name);
+      run.device.seed(run.device.base_seed());
+      auto m = std::dynamic_pointer_cast<ContextModel>(
+          recbole::models::create_model(name, run.pipeline.model_context(run.device)));
+      REQUIRE(m);
+      REQUIRE(m->closed_form_applies());
+      auto source = run.pipeline.training_source(m->input_type(), name, 0, 1);
+      source->start_epoch(0);
+      recbole::data::Batch batch;
+      REQUIRE(source->next(batch));
+      REQUIRE(batch.size() == 512);
+
+      // Autograd: the loss and every parameter's gradient (undefined: not reached).
+      torch::Tensor loss = m->calculate_loss(batch);
+      loss.backward();
+      std::vector<torch::Tensor> expected;
+      for (const torch::Tensor& p : m->parameters())
+        expected.push_back(p.grad().defined() ? p.grad().clone() : torch::Tensor());
+      for (torch::Tensor p : m->parameters()) p.mutable_grad() = torch::Tensor();
+      const torch::Tensor direct = m->closed_form_backward(batch);
+      CHECK(direct.item<float>() == Approx(loss.item<float>()).epsilon(1e-6));
+      const std::vector<torch::Tensor> params = m->parameters();
+      for (size_t k = 0; k < params.size(); ++k) {
+        INFO("parameter " << k);
+        REQUIRE(params[k].grad().defined() == expected[k].defined());
+        if (expected[k].defined())
+          CHECK(torch::allclose(params[k].grad(), expected[k], 1e-5, 1e-7));
+      }
+    }
+  }
+  ContextRun deep("DeepFM");
+  auto m = std::dynamic_pointer_cast<ContextModel>(
+      recbole::models::create_model("DeepFM", deep.pipeline.model_context(deep.device)));
+  CHECK_FALSE(m->closed_form_applies());
 }

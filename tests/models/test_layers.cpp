@@ -1,6 +1,6 @@
 // The shared model layers against independent formulas: the normalised bipartite adjacency
 // (RecBole's values), the sparse product and its gradient against dense libtorch, the losses,
-// padded histories.
+// padded histories, the context embedding's direct path against its autograd one.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -8,6 +8,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/context_embedding.h"
 #include "models/layers/graph.h"
 #include "models/layers/history.h"
 #include "models/layers/init.h"
@@ -167,4 +168,114 @@ TEST_CASE("initialize works from a module's own constructor", "[models][layers]"
   CHECK(m.linear->bias.abs().sum().item<float>() == 0);
   CHECK(m.user_embedding.abs().sum().item<float>() > 0);  // the table was drawn
   CHECK(m.linear->weight.std().item<float>() > 0);
+}
+
+namespace {
+
+// A feature schema with every field type: two token fields, a token_seq, a numerical float and
+// a numerical float_seq field.
+recbole::data::FeatureSchema all_field_types() {
+  using recbole::data::FeatureSpec;
+  using recbole::data::FieldType;
+  recbole::data::FeatureSchema schema;
+  auto spec = [](std::string name, FieldType type, int64_t num, int64_t len) {
+    FeatureSpec f;
+    f.name = std::move(name);
+    f.type = type;
+    f.num = num;
+    f.seq_len = len;
+    f.numerical = type == FieldType::kFloat || type == FieldType::kFloatSeq;
+    return f;
+  };
+  schema.fields = {
+      spec("user_id", FieldType::kToken, 7, 0), spec("item_id", FieldType::kToken, 9, 0),
+      spec("genres", FieldType::kTokenSeq, 6, 4), spec("price", FieldType::kFloat, 2, 0),
+      spec("scores", FieldType::kFloatSeq, 2, 3)};
+  return schema;
+}
+
+// A batch of `b` random rows of all_field_types(), with padding (and an all-padding row) in
+// the sequence fields.
+recbole::data::Batch random_feature_batch(int64_t b) {
+  recbole::data::Batch batch;
+  batch.users = torch::randint(0, 7, {b}, torch::kInt64);
+  batch.labels = torch::randint(0, 2, {b}).to(torch::kFloat32);
+  batch.features["user_id"] = batch.users;
+  batch.features["item_id"] = torch::randint(0, 9, {b}, torch::kInt64);
+  torch::Tensor genres = torch::randint(0, 6, {b, 4}, torch::kInt64);
+  genres[0].zero_();
+  batch.features["genres"] = genres;
+  batch.features["price"] = torch::randn({b});
+  torch::Tensor scores = torch::zeros({b, 3, 2});
+  for (int64_t r = 1; r < b; ++r)
+    for (int64_t j = 0; j < 1 + r % 3; ++j) {
+      scores[r][j][0] = torch::randn({}).item<float>();
+      scores[r][j][1] = 1.0f;
+    }
+  batch.features["scores"] = scores;
+  return batch;
+}
+
+// The gradients of `tables` (zeros where undefined), concatenated.
+torch::Tensor gradients(const std::vector<torch::Tensor>& tables) {
+  std::vector<torch::Tensor> out;
+  for (const torch::Tensor& t : tables)
+    out.push_back(t.grad().defined() ? t.grad().flatten() : torch::zeros({t.numel()}));
+  return torch::cat(out);
+}
+
+}  // namespace
+
+TEST_CASE("the context embedding's direct path equals its autograd forward and backward",
+          "[models][layers][context]") {
+  torch::manual_seed(7);
+  const layers::ContextFields fields(all_field_types());
+  REQUIRE(fields.size() == 5);
+  const int64_t b = 37, d = 4;
+  const recbole::data::Batch batch = random_feature_batch(b);
+  layers::ContextEmbedding embedding(fields, d);
+  const torch::Tensor e = embedding->forward(batch);  // [B, F, d]
+
+  torch::Tensor direct = torch::empty({b, 5, d});
+  embedding->forward_direct(batch, direct.data_ptr<float>());
+  CHECK(torch::allclose(direct, e.detach(), 1e-5, 1e-6));
+  torch::Tensor sum = torch::empty({b, d});
+  embedding->sum_direct(batch, sum.data_ptr<float>());
+  CHECK(torch::allclose(sum, e.detach().sum(1), 1e-5, 1e-6));
+
+  // Per-field gradients.
+  const torch::Tensor g = torch::randn({b, 5, d});
+  (e * g).sum().backward();
+  const torch::Tensor autograd = gradients(embedding->tables());
+  REQUIRE(autograd.abs().sum().item<float>() > 0.0f);
+  for (torch::Tensor t : embedding->tables()) t.mutable_grad() = torch::Tensor();
+  embedding->add_gradient(batch, g.data_ptr<float>());
+  CHECK(torch::allclose(gradients(embedding->tables()), autograd, 1e-5, 1e-6));
+
+  // One gradient row shared by every field.
+  const torch::Tensor shared = torch::randn({b, d});
+  for (torch::Tensor t : embedding->tables()) t.mutable_grad() = torch::Tensor();
+  (embedding->forward(batch) * shared.unsqueeze(1)).sum().backward();
+  const torch::Tensor autograd_shared = gradients(embedding->tables());
+  for (torch::Tensor t : embedding->tables()) t.mutable_grad() = torch::Tensor();
+  embedding->add_gradient(batch, shared.data_ptr<float>(), /*shared_by_fields=*/true);
+  CHECK(torch::allclose(gradients(embedding->tables()), autograd_shared, 1e-5, 1e-6));
+
+  // The first-order part (token_seq summed, not averaged) and its bias.
+  layers::FirstOrderLinear first(fields);
+  {
+    torch::NoGradGuard no_grad;
+    first->named_parameters()["bias"].fill_(0.25);
+  }
+  const torch::Tensor z = first->forward(batch).squeeze(1);  // [B]
+  torch::Tensor z_direct = torch::empty({b});
+  first->forward_direct(batch, z_direct.data_ptr<float>());
+  CHECK(torch::allclose(z_direct, z.detach(), 1e-5, 1e-6));
+  const torch::Tensor dz = torch::randn({b});
+  (z * dz).sum().backward();
+  std::vector<torch::Tensor> params = first->parameters();
+  const torch::Tensor first_autograd = gradients(params);
+  for (torch::Tensor& p : params) p.mutable_grad() = torch::Tensor();
+  first->add_gradient(batch, dz.data_ptr<float>());
+  CHECK(torch::allclose(gradients(params), first_autograd, 1e-5, 1e-6));
 }
