@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <set>
 #include <vector>
 
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
+#include "recbole/utils/logging.h"
 
 namespace recbole::models {
 
@@ -32,17 +35,65 @@ std::vector<int64_t> ContextModel::mlp_sizes(const ModelContext& ctx, int64_t in
   return sizes;
 }
 
-void ContextModel::refuse_field_map(const ModelContext& ctx) const {
-  if (!ctx.config.is_null("fields"))
-    throw ConfigError(ctx.config.source("fields") + ": " + name() +
-                      ": fields: a field map is a RecBole option not supported yet; expected null "
-                      "(every feature its own field)");
+std::vector<int64_t> ContextModel::field_map(const ModelContext& ctx,
+                                             const std::vector<std::string>& names) const {
+  std::vector<int64_t> field(names.size(), -1);
+  if (ctx.config.is_null("fields")) {
+    std::iota(field.begin(), field.end(), 0);
+    return field;
+  }
+  const std::string where = ctx.config.source("fields") + ": " + name() + ": fields";
+  std::set<int64_t> ids;
+  for (const auto& entry : ctx.config.node("fields")) {
+    int64_t id = -1;
+    if (!entry.first.IsScalar() || !YAML::convert<int64_t>::decode(entry.first, id) || id < 0)
+      throw ConfigError(where + ": key " + YAML::Dump(entry.first) +
+                        "; expected a field id 0, 1, … mapped to a list of features");
+    std::vector<std::string> listed;
+    if (entry.second.IsScalar())
+      listed.push_back(entry.second.as<std::string>());
+    else if (entry.second.IsSequence())
+      for (const auto& n : entry.second) listed.push_back(n.as<std::string>());
+    else
+      throw ConfigError(where + "." + std::to_string(id) + ": expected a list of features");
+    for (const std::string& feature : listed) {
+      const auto at = std::find(names.begin(), names.end(), feature);
+      if (at == names.end()) {
+        log::warning(where + "." + std::to_string(id) + ": " + feature +
+                     " is not a feature of this run; skipped");
+        continue;
+      }
+      int64_t& f = field[static_cast<size_t>(at - names.begin())];
+      if (f >= 0)
+        throw ConfigError(where + ": " + feature + " is in field " + std::to_string(f) +
+                          " and in field " + std::to_string(id) + "; a feature has one field");
+      f = id;
+      ids.insert(id);
+    }
+  }
+  auto joined = [](const auto& values, auto text) {
+    std::string all;
+    for (const auto& v : values) all += (all.empty() ? "" : ", ") + text(v);
+    return all;
+  };
+  for (size_t k = 0; k < names.size(); ++k)
+    if (field[k] < 0)
+      throw ConfigError(where + ": the feature " + names[k] +
+                        " is in no field; list every feature of the run (" +
+                        joined(names, [](const std::string& n) { return n; }) + ")");
+  if (*ids.rbegin() != static_cast<int64_t>(ids.size()) - 1)
+    throw ConfigError(where + ": the field ids that hold features are " +
+                      joined(ids, [](int64_t id) { return std::to_string(id); }) +
+                      "; expected 0.." + std::to_string(ids.size() - 1));
+  return field;
 }
 
 config::Key field_map_key() {
   return config::Key("fields", config::KeyType::kMap)
       .null()
-      .help("Field map {id: [features]} (only null, every feature its own field, is supported)");
+      .help(
+          "Field map {id: [features]} with ids 0..K-1 and every feature in one field; null: "
+          "every feature its own field");
 }
 
 void ContextModel::finish(bool init_linears) {

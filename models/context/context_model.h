@@ -61,8 +61,13 @@ class ContextModel : public Model {
   void finish(bool init_linears = true);
   // The widths of a deep part: input_width, then mlp_hidden_size.
   static std::vector<int64_t> mlp_sizes(const ModelContext& ctx, int64_t input_width);
-  // ConfigError unless `fields` is null (FFM, FwFM: a field map is not supported yet).
-  void refuse_field_map(const ModelContext& ctx) const;
+  // FFM's and FwFM's `fields` map {id: [feature names]}: the field id of each of `names`. Null
+  // → every feature its own field (position k → k). Otherwise features are mapped by name (see
+  // docs/models.md for FwFM's difference from RecBole); a name that is not a feature of the run
+  // is skipped with a warning, as RecBole skips it. ConfigError when a feature is in no field or
+  // in two, when an id is not an integer, or when the ids that hold features are not 0..K−1.
+  std::vector<int64_t> field_map(const ModelContext& ctx,
+                                 const std::vector<std::string>& names) const;
 
   layers::ContextFields fields_;
   int64_t embedding_size_;
@@ -81,7 +86,7 @@ class ContextModel : public Model {
   ClosedFormBuffers closed_form_buffers_;
 };
 
-// The `fields` key of FFM and FwFM: a field map {id: [features]}, only null supported.
+// The `fields` key of FFM and FwFM: a field map {id: [features]}, or null.
 config::Key field_map_key();
 
 // The schema of a context ModelContext; ConfigError when the model is built for another task.

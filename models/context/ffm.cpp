@@ -1,15 +1,13 @@
 #include "models/context/ffm.h"
 
+#include <algorithm>
+
 #include "recbole/config/config.h"
 
 namespace recbole::models {
 
 FFM::FFM(const ModelContext& ctx) : ContextModel("FFM", ctx) {
-  refuse_field_map(ctx);
   const int64_t n = num_fields_;
-  for (int64_t k = 0; k < n; ++k)
-    views_.push_back(register_module("view" + std::to_string(k),
-                                     layers::ContextEmbedding(fields_, embedding_size_)));
   // E order: token_seq, token, float_seq, float. FFM order: token, float, token_seq, float_seq.
   const int64_t ts = static_cast<int64_t>(fields_.token_seq.size());
   const int64_t t = static_cast<int64_t>(fields_.token.size());
@@ -21,14 +19,24 @@ FFM::FFM(const ModelContext& ctx) : ContextModel("FFM", ctx) {
   for (int64_t k = 0; k < f; ++k) order.push_back(ts + t + fs + k), seq.push_back(0);
   for (int64_t k = 0; k < ts; ++k) order.push_back(k), seq.push_back(1);
   for (int64_t k = 0; k < fs; ++k) order.push_back(ts + t + k), seq.push_back(1);
+  const std::vector<std::string> e_names = fields_.names();
+  std::vector<std::string> names;
+  for (int64_t k : order) names.push_back(e_names[static_cast<size_t>(k)]);
+  const std::vector<int64_t> field = field_map(ctx, names);  // by FFM position
+  const int64_t views = *std::max_element(field.begin(), field.end()) + 1;
+  for (int64_t k = 0; k < views; ++k)
+    views_.push_back(register_module("view" + std::to_string(k),
+                                     layers::ContextEmbedding(fields_, embedding_size_)));
   order_ = register_buffer("order", torch::tensor(order, torch::kInt64));
   seq_mask_ = register_buffer(
       "seq_mask",
       torch::tensor(std::vector<int64_t>(seq.begin(), seq.end())).to(torch::kBool).view({1, n, 1}));
+  // Pair i < j: feature i as seen by j's field times feature j as seen by i's field.
   std::vector<int64_t> lv, lp, rv, rp;
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = i + 1; j < n; ++j)
-      lv.push_back(j), lp.push_back(i), rv.push_back(i), rp.push_back(j);
+      lv.push_back(field[static_cast<size_t>(j)]), lp.push_back(i),
+          rv.push_back(field[static_cast<size_t>(i)]), rp.push_back(j);
   left_view_ = register_buffer("left_view", torch::tensor(lv, torch::kInt64));
   left_pos_ = register_buffer("left_pos", torch::tensor(lp, torch::kInt64));
   right_view_ = register_buffer("right_view", torch::tensor(rv, torch::kInt64));

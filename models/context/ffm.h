@@ -2,8 +2,8 @@
 // FFM (RecBole's FieldAwareFactorizationMachine): one embedding view per field (own tables);
 // the pair (i, j) of features contributes ⟨V_field(j)[i], V_field(i)[j]⟩; plus the shared
 // first-order part. Features are ordered token, float, token_seq, float_seq (FFM's own order);
-// every field is its own field (`fields` null). As in RecBole, sequence features read view 0's
-// tables in every view (not field-aware).
+// their fields come from the `fields` map (null: every feature its own field), one view per
+// field. As in RecBole, sequence features read view 0's tables in every view (not field-aware).
 #include <vector>
 
 #include "models/context/context_model.h"

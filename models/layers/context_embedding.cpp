@@ -123,14 +123,15 @@ torch::Tensor ContextEmbeddingImpl::forward(const data::Batch& batch) {
     torch::Tensor e = float_seq_tables_[k]->forward(index) * base.unsqueeze(2);
     parts.push_back(pool(e, index.ne(0), false).unsqueeze(1));
   }
-  if (!fields_.float_fields.empty()) {
-    std::vector<torch::Tensor> values;
-    for (const data::FeatureSpec& f : fields_.float_fields)
-      values.push_back(feature(batch, f.name));
-    torch::Tensor v = torch::stack(values, 1);  // [B, n_float]
-    // Not discretised: every value uses row 1 of its field.
-    torch::Tensor rows = float_table_->weight.index_select(0, float_offsets_ + 1);  // [n_float, w]
-    parts.push_back(v.unsqueeze(2) * rows.unsqueeze(0));
+  for (size_t j = 0; j < fields_.float_fields.size(); ++j) {
+    const data::FeatureSpec& f = fields_.float_fields[j];
+    const torch::Tensor& v = feature(batch, f.name);                                    // [B]
+    const torch::Tensor offset = float_offsets_.narrow(0, static_cast<int64_t>(j), 1);  // [1]
+    // Discretised: the bucket id's row; otherwise the value times row 1 of the field.
+    parts.push_back(f.discretised
+                        ? float_table_->forward(v + offset).unsqueeze(1)
+                        : v.view({-1, 1, 1}) *
+                              float_table_->weight.index_select(0, offset + 1).view({1, 1, -1}));
   }
   return torch::cat(parts, 1);
 }
@@ -208,10 +209,15 @@ void ContextEmbeddingImpl::for_each_term(const data::Batch& batch, Term&& term) 
     }
   }
   if (float_table_) {
-    // Not discretised: every value uses row 1 of its field.
+    // Discretised: the bucket id's row; otherwise every value uses row 1 of its field.
     const int64_t* offset = float_offsets_.data_ptr<int64_t>();
     for (size_t j = 0; j < fields_.float_fields.size(); ++j, ++column) {
       const torch::Tensor v = feature(batch, fields_.float_fields[j].name).contiguous();
+      if (fields_.float_fields[j].discretised) {
+        const int64_t* id = v.data_ptr<int64_t>();
+        for (int64_t r = 0; r < b; ++r) term(r, column, float_table, offset[j] + id[r], 1.0f);
+        continue;
+      }
       const float* x = v.data_ptr<float>();
       for (int64_t r = 0; r < b; ++r) term(r, column, float_table, offset[j] + 1, x[r]);
     }

@@ -3,7 +3,8 @@
 //  - ContextEmbedding: one embedding table for all token fields (row = id + the field's offset;
 //    no padding row: id 0 of a field is an ordinary row), one table per token_seq field pooled
 //    by a masked mean (or sum) over the non-zero ids, numerical float fields as value × a learned
-//    row, numerical float_seq fields as the masked mean of value × row. Output [B, F, width] in
+//    row (discretised: their bucket id's row), numerical float_seq fields as the masked mean of
+//    base × the index's row (value × row 1, or 1 × the bucket's row). Output [B, F, width] in
 //    RecBole's field order: token_seq fields, token fields, float_seq fields, float fields
 //    (each group in registration order).
 //  - FirstOrderLinear: the same tables of width 1 (token_seq summed, float_seq averaged) summed

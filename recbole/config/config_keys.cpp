@@ -295,8 +295,9 @@ std::vector<KeyDecl> make_declarations() {
                 "loaded)"),
       Key("discretization", kMap, kData)
           .null()
-          .check(not_supported_yet("bucketing numerical context features"))
-          .help("RecBole: how context models bucket numerical features; not supported yet"),
+          .help("Bucket numerical features for context models: {field: {method: ED, bucket: k}} "
+                "(k equal-width buckets) or {field: {method: LD}} (logarithmic); each field is "
+                "one of numerical_features"),
       // ---- Knowledge graph (RecBole's sample.yaml; knowledge models) ----
       Key("HEAD_ENTITY_ID_FIELD", kStr, kData).help("Head entity column of the .kg file"),
       Key("TAIL_ENTITY_ID_FIELD", kStr, kData).help("Tail entity column of the .kg file"),

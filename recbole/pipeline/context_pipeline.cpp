@@ -6,6 +6,7 @@
 #include "recbole/config/config.h"
 #include "recbole/config/eval_mode.h"
 #include "recbole/data/dataset.h"
+#include "recbole/data/discretisation.h"
 #include "recbole/data/negative_sampler.h"
 #include "recbole/data/split.h"
 #include "recbole/evaluator/metric_registry.h"
@@ -48,10 +49,54 @@ void check_context_config(const config::Config& config) {
                       "it to ~)");
 }
 
+// Largest `bucket` of an equal-width discretisation: each bucket is a row of the field's table.
+constexpr int64_t kMaxBuckets = 1'000'000;
+
+// The `discretization` map {field: {method: ED, bucket: k} | {method: LD}} by field; each field
+// must be one of the numerical features.
+std::map<std::string, data::Discretisation> discretisations(
+    const config::Config& config, const std::vector<std::string>& numerical) {
+  std::map<std::string, data::Discretisation> out;
+  if (config.is_null("discretization")) return out;
+  const std::string where = config.source("discretization") + ": discretization.";
+  for (const auto& entry : config.node("discretization")) {
+    const std::string field = entry.first.as<std::string>(), at = where + field;
+    if (std::find(numerical.begin(), numerical.end(), field) == numerical.end())
+      throw ConfigError(at + ": " + field +
+                        " is not in numerical_features; only numerical float and float_seq "
+                        "features are bucketed (add it there)");
+    const YAML::Node& spec = entry.second;
+    if (!spec.IsMap() || !spec["method"])
+      throw ConfigError(at + ": expected {method: ED, bucket: k} or {method: LD}");
+    for (const auto& key : spec)
+      if (key.first.as<std::string>() != "method" && key.first.as<std::string>() != "bucket")
+        throw ConfigError(at + ": unknown key " + key.first.as<std::string>() +
+                          "; expected method and bucket");
+    data::Discretisation d;
+    d.method = data::parse_discretisation_method(spec["method"].as<std::string>(), at);
+    if (d.method == data::DiscretisationMethod::kEqualWidth) {
+      const YAML::Node bucket = spec["bucket"];
+      int64_t k = 0;
+      if (!bucket || !bucket.IsScalar() || !YAML::convert<int64_t>::decode(bucket, k) || k < 1 ||
+          k > kMaxBuckets)
+        throw ConfigError(at + ".bucket: " + (bucket ? YAML::Dump(bucket) : "missing") +
+                          "; ED needs the number of buckets, an integer in [1, " +
+                          std::to_string(kMaxBuckets) + "]");
+      d.buckets = k;
+    }
+    out.emplace(field, d);
+  }
+  return out;
+}
+
 }  // namespace
 
-void FeatureColumns::add(const data::FeatureSpec& spec, const data::Column& c) {
+void FeatureColumns::add(const data::FeatureSpec& spec, const data::Column& c,
+                         const std::vector<int64_t>& buckets) {
   const int64_t n = c.size();
+  if (spec.discretised && buckets.size() != c.floats.size())
+    throw Error("context features: " + spec.name + " has " + std::to_string(buckets.size()) +
+                " bucket ids for " + std::to_string(c.floats.size()) + " values");
   torch::Tensor t;
   switch (spec.type) {
     case data::FieldType::kToken: {
@@ -61,6 +106,10 @@ void FeatureColumns::add(const data::FeatureSpec& spec, const data::Column& c) {
       break;
     }
     case data::FieldType::kFloat: {
+      if (spec.discretised) {
+        t = torch::tensor(buckets, torch::kInt64);
+        break;
+      }
       t = torch::empty({n}, torch::kFloat32);
       float* p = t.data_ptr<float>();
       for (int64_t r = 0; r < n; ++r) p[r] = static_cast<float>(c.floats[r]);
@@ -80,8 +129,9 @@ void FeatureColumns::add(const data::FeatureSpec& spec, const data::Column& c) {
       for (int64_t r = 0; r < n; ++r)
         for (int64_t j = c.offsets[r]; j < c.offsets[r + 1]; ++j) {
           float* cell = p + (r * spec.seq_len + (j - c.offsets[r])) * 2;
-          cell[0] = static_cast<float>(c.floats[j]);
-          cell[1] = 1.0f;
+          const auto at = static_cast<size_t>(j);
+          cell[0] = spec.discretised ? 1.0f : static_cast<float>(c.floats[at]);
+          cell[1] = spec.discretised ? static_cast<float>(buckets[at]) : 1.0f;
         }
       break;
     }
@@ -213,6 +263,7 @@ ContextPipeline::ContextPipeline(const config::Config& config, const data::Datas
                         }() +
                         ")");
   }
+  const std::map<std::string, data::Discretisation> bucketing = discretisations(config, numerical);
   schema_.uid_field = opt.uid_field;
   schema_.iid_field = opt.iid_field;
   for (const std::string& name : dataset.field_names()) {
@@ -247,14 +298,21 @@ ContextPipeline::ContextPipeline(const config::Config& config, const data::Datas
     spec.seq_len = c.is_seq() ? std::max<int64_t>(longest(c), 1) : 0;
     spec.numerical =
         c.is_float_like() && std::find(numerical.begin(), numerical.end(), name) != numerical.end();
-    if (store && spec.is_input()) store->add(spec, c);
+    std::vector<int64_t> buckets;
+    if (const auto how = bucketing.find(name); spec.numerical && how != bucketing.end()) {
+      data::BucketIds ids = data::discretise(c.floats, how->second, c.is_seq());
+      spec.discretised = true;
+      spec.num = ids.rows;
+      buckets = std::move(ids.ids);
+    }
+    if (store && spec.is_input()) store->add(spec, c, buckets);
     schema_.fields.push_back(spec);
   }
   std::string fields;
   for (const data::FeatureSpec& f : schema_.fields)
     if (f.is_input())
       fields += (fields.empty() ? "" : ", ") + f.name + " (" + data::field_type_name(f.type) +
-                ", " + std::to_string(f.num) + ")";
+                ", " + std::to_string(f.num) + (f.discretised ? " buckets" : "") + ")";
   log::info("context features: " + fields);
 }
 

@@ -20,8 +20,10 @@ namespace recbole::pipeline {
 // The feature columns of one side, indexed by user id, item id or interaction row.
 class FeatureColumns {
  public:
-  // Adds the column of `spec` from a table column (CPU; rows = the index space).
-  void add(const data::FeatureSpec& spec, const data::Column& column);
+  // Adds the column of `spec` from a table column (CPU; rows = the index space). A discretised
+  // spec takes its cells' bucket ids from `buckets` (one per value of column.floats).
+  void add(const data::FeatureSpec& spec, const data::Column& column,
+           const std::vector<int64_t>& buckets = {});
   // Adds a column already in its batch layout (rows = the index space; a checkpoint's copy).
   void add(const std::string& name, torch::Tensor column) {
     columns_.emplace_back(name, std::move(column));

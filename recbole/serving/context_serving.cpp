@@ -22,7 +22,8 @@ nlohmann::json schema_json(const data::FeatureSchema& schema) {
                       {"side", static_cast<int>(f.side)},
                       {"num", f.num},
                       {"seq_len", f.seq_len},
-                      {"numerical", f.numerical}});
+                      {"numerical", f.numerical},
+                      {"discretised", f.discretised}});
   return {{"uid_field", schema.uid_field}, {"iid_field", schema.iid_field}, {"fields", fields}};
 }
 
@@ -42,6 +43,7 @@ data::FeatureSchema schema_from_json(const nlohmann::json& j) {
     spec.num = f.at("num").get<int64_t>();
     spec.seq_len = f.at("seq_len").get<int64_t>();
     spec.numerical = f.at("numerical").get<bool>();
+    spec.discretised = f.value("discretised", false);  // absent in checkpoints before it existed
     schema.fields.push_back(std::move(spec));
   }
   return schema;

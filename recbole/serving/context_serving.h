@@ -10,7 +10,8 @@
 //
 // Task section layout (nested archive `task` of the serving section):
 //   schema  string: JSON {"uid_field", "iid_field", "fields": [{"name", "type" (FieldType
-//           number), "side" (0 inter, 1 user, 2 item), "num", "seq_len", "numerical"}]}
+//           number), "side" (0 inter, 1 user, 2 item), "num", "seq_len", "numerical",
+//           "discretised" (absent before it existed: false)}]}
 //   user    nested: one tensor per user-side input column, rows indexed by user id
 //   item    nested: the same for the item side, rows indexed by item id
 #include "recbole/serving/checkpoint_sections.h"

@@ -33,17 +33,20 @@ struct ContextRun {
   recbole::pipeline::ContextPipeline pipeline;
   recbole::DeviceManager device;
 
-  static recbole::config::Config make_config(const std::string& model) {
+  static recbole::config::Config make_config(
+      const std::string& model, const std::vector<std::pair<std::string, std::string>>& extra) {
     recbole::config::ConfigSources s;
     s.model = model;
     s.dataset = "ml-100k";
     s.api_overrides = {{"data_path", std::string(RECBOLE_SHARED_DIR) + "/datasets"},
                        {"train_batch_size", "512"},
                        {"eval_batch_size", "300"}};
+    s.api_overrides.insert(s.api_overrides.end(), extra.begin(), extra.end());
     return recbole::config::Config::build(s);
   }
-  explicit ContextRun(const std::string& model)
-      : config(make_config(model)),
+  explicit ContextRun(const std::string& model,
+                      const std::vector<std::pair<std::string, std::string>>& extra = {})
+      : config(make_config(model, extra)),
         dataset(recbole::data::Dataset::load(recbole::data::DatasetOptions::from_config(config))),
         split(recbole::data::split_dataset(dataset,
                                            recbole::data::DatasetOptions::from_config(config))),
@@ -209,4 +212,103 @@ TEST_CASE("LR's and FM's closed-form step equals autograd's loss and gradients",
   auto m = std::dynamic_pointer_cast<ContextModel>(
       recbole::models::create_model("DeepFM", deep.pipeline.model_context(deep.device)));
   CHECK_FALSE(m->closed_form_applies());
+}
+
+namespace {
+
+// A copy of `model`'s submodule `prefix` (its parameters and buffers) in a fresh `into`.
+template <class Module>
+Module copy_of(const Model& model, const std::string& prefix, Module into) {
+  torch::NoGradGuard no_grad;
+  const auto from = model.named_parameters();
+  for (auto& p : into->named_parameters()) p.value().copy_(from[prefix + p.key()]);
+  return into;
+}
+
+// Two fields for ml-100k's seven features: the user's side and the item's.
+const char* const kTwoFields =
+    "{0: [user_id, age, gender, occupation], 1: [item_id, release_year, class, not_loaded]}";
+
+int64_t side_field(const std::string& name) {
+  return name == "user_id" || name == "age" || name == "gender" || name == "occupation" ? 0 : 1;
+}
+
+}  // namespace
+
+TEST_CASE("FFM and FwFM read their fields map by feature name", "[context][models]") {
+  SECTION("FFM: pair (a, b) is ⟨V_field(b)[a], V_field(a)[b]⟩, sequences in view 0") {
+    ContextRun run("FFM", {{"fields", kTwoFields}});
+    std::shared_ptr<Model> m = run.trained();
+    const recbole::models::layers::ContextFields fields(run.pipeline.schema());
+    const std::vector<std::string> names = fields.names();  // E order
+    REQUIRE(names.size() == 7);
+    const recbole::data::Batch batch =
+        static_cast<const recbole::evaluator::LabeledSource&>(run.pipeline.valid()).batch(0);
+    std::vector<torch::Tensor> view;
+    for (const char* v : {"view0.", "view1."})
+      view.push_back(
+          copy_of(*m, v, recbole::models::layers::ContextEmbedding(fields, 10))->forward(batch));
+    CHECK_FALSE(m->named_parameters().contains("view2.token_table.weight"));  // two views
+    torch::Tensor want =
+        copy_of(*m, "first_order.", recbole::models::layers::FirstOrderLinear(fields))
+            ->forward(batch)
+            .squeeze(1);
+    auto seen_by = [&](size_t a, size_t by) {  // feature a in the view of by's field
+      const int64_t v = names[a] == "class" ? 0 : side_field(names[by]);
+      return view[static_cast<size_t>(v)].select(1, static_cast<int64_t>(a));
+    };
+    for (size_t a = 0; a < names.size(); ++a)
+      for (size_t b = a + 1; b < names.size(); ++b)
+        want = want + (seen_by(a, b) * seen_by(b, a)).sum(1);
+    torch::NoGradGuard no_grad;
+    CHECK(torch::allclose(m->predict(batch), torch::sigmoid(want), 1e-5, 1e-6));
+  }
+  SECTION("FwFM: pair i < j of E is weighted r[field(i)][field(j)]") {
+    ContextRun run("FwFM", {{"fields", kTwoFields}});
+    std::shared_ptr<Model> m = run.trained();
+    const recbole::models::layers::ContextFields fields(run.pipeline.schema());
+    const std::vector<std::string> names = fields.names();
+    const recbole::data::Batch batch =
+        static_cast<const recbole::evaluator::LabeledSource&>(run.pipeline.valid()).batch(0);
+    const torch::Tensor r = m->named_buffers()["pair_weights"];
+    REQUIRE(r.sizes() == torch::IntArrayRef({2, 2}));
+    const torch::Tensor e =
+        copy_of(*m, "embedding.", recbole::models::layers::ContextEmbedding(fields, 10))
+            ->forward(batch);
+    torch::Tensor want =
+        copy_of(*m, "first_order.", recbole::models::layers::FirstOrderLinear(fields))
+            ->forward(batch)
+            .squeeze(1);
+    for (size_t i = 0; i < names.size(); ++i)
+      for (size_t j = i + 1; j < names.size(); ++j)
+        want =
+            want + r[side_field(names[i])][side_field(names[j])] *
+                       (e.select(1, static_cast<int64_t>(i)) * e.select(1, static_cast<int64_t>(j)))
+                           .sum(1);
+    torch::NoGradGuard no_grad;
+    CHECK(torch::allclose(m->predict(batch), torch::sigmoid(want), 1e-5, 1e-6));
+  }
+  SECTION("maps that cannot be read are refused by key") {
+    for (const auto& [value, expect] : std::vector<std::pair<std::string, std::string>>{
+             {"{0: [user_id, age, gender, occupation], 1: [item_id, release_year]}",
+              "the feature class is in no field"},
+             {"{0: [user_id, age, gender, occupation, class], 1: [item_id, release_year, class]}",
+              "class is in field 0 and in field 1"},
+             {"{0: [user_id, age, gender, occupation], 2: [item_id, release_year, class]}",
+              "the field ids that hold features are 0, 2; expected 0..1"},
+             {"{user: [user_id, age, gender, occupation], 1: [item_id, release_year, class]}",
+              "key user"}}) {
+      INFO(value);
+      for (const char* model : {"FFM", "FwFM"}) {
+        ContextRun run(model, {{"fields", value}});
+        try {
+          recbole::models::create_model(model, run.pipeline.model_context(run.device));
+          FAIL("accepted");
+        } catch (const recbole::ConfigError& e) {
+          CHECK(std::string(e.what()).find(std::string(model) + ": fields") != std::string::npos);
+          CHECK(std::string(e.what()).find(expect) != std::string::npos);
+        }
+      }
+    }
+  }
 }

@@ -190,7 +190,10 @@ recbole::data::FeatureSchema all_field_types() {
   schema.fields = {
       spec("user_id", FieldType::kToken, 7, 0), spec("item_id", FieldType::kToken, 9, 0),
       spec("genres", FieldType::kTokenSeq, 6, 4), spec("price", FieldType::kFloat, 2, 0),
-      spec("scores", FieldType::kFloatSeq, 2, 3)};
+      spec("scores", FieldType::kFloatSeq, 2, 3),
+      // Discretised: bucket ids 0..4 and 1..3 (sequence padding 0).
+      spec("rank", FieldType::kFloat, 5, 0), spec("levels", FieldType::kFloatSeq, 4, 2)};
+  schema.fields[5].discretised = schema.fields[6].discretised = true;
   return schema;
 }
 
@@ -213,6 +216,14 @@ recbole::data::Batch random_feature_batch(int64_t b) {
       scores[r][j][1] = 1.0f;
     }
   batch.features["scores"] = scores;
+  batch.features["rank"] = torch::randint(0, 5, {b}, torch::kInt64);
+  torch::Tensor levels = torch::zeros({b, 2, 2});
+  for (int64_t r = 0; r < b; ++r)
+    for (int64_t j = 0; j < r % 3; ++j) {
+      levels[r][j][0] = 1.0f;
+      levels[r][j][1] = static_cast<float>(1 + (r + j) % 3);
+    }
+  batch.features["levels"] = levels;
   return batch;
 }
 
@@ -230,13 +241,24 @@ TEST_CASE("the context embedding's direct path equals its autograd forward and b
           "[models][layers][context]") {
   torch::manual_seed(7);
   const layers::ContextFields fields(all_field_types());
-  REQUIRE(fields.size() == 5);
+  REQUIRE(fields.size() == 7);
   const int64_t b = 37, d = 4;
   const recbole::data::Batch batch = random_feature_batch(b);
   layers::ContextEmbedding embedding(fields, d);
   const torch::Tensor e = embedding->forward(batch);  // [B, F, d]
 
-  torch::Tensor direct = torch::empty({b, 5, d});
+  // E's order: genres, user_id, item_id, scores, levels, price, rank. A discretised field is
+  // its bucket's row (rank: float table rows 2.. after price's 2); a value is value × row 1.
+  const torch::Tensor float_table = embedding->tables()[1];
+  CHECK(torch::equal(e.select(1, 6), float_table.index_select(0, batch.features.at("rank") + 2)));
+  CHECK(torch::allclose(e.select(1, 5),
+                        batch.features.at("price").unsqueeze(1) * float_table[1].unsqueeze(0)));
+  // levels: the mean of its buckets' rows (row 5, two elements: buckets 3 and 1).
+  const torch::Tensor levels_table = embedding->tables()[4];
+  CHECK(torch::allclose(e[5][4], (levels_table[3] + levels_table[1]) / 2, 1e-5, 1e-6));
+  CHECK(torch::equal(e[0][4], torch::zeros({d})));  // no element
+
+  torch::Tensor direct = torch::empty({b, 7, d});
   embedding->forward_direct(batch, direct.data_ptr<float>());
   CHECK(torch::allclose(direct, e.detach(), 1e-5, 1e-6));
   torch::Tensor sum = torch::empty({b, d});
@@ -244,7 +266,7 @@ TEST_CASE("the context embedding's direct path equals its autograd forward and b
   CHECK(torch::allclose(sum, e.detach().sum(1), 1e-5, 1e-6));
 
   // Per-field gradients.
-  const torch::Tensor g = torch::randn({b, 5, d});
+  const torch::Tensor g = torch::randn({b, 7, d});
   (e * g).sum().backward();
   const torch::Tensor autograd = gradients(embedding->tables());
   REQUIRE(autograd.abs().sum().item<float>() > 0.0f);

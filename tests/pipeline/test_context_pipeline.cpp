@@ -209,3 +209,75 @@ TEST_CASE("context data errors name the file, line, column or key", "[pipeline][
         recbole::ConfigError);
   }
 }
+
+TEST_CASE("discretized numerical features reach the batches as bucket ids", "[pipeline][context]") {
+  // income: 0, 15, 25, 40 → ED with 4 buckets of width ~10: ids 1, 2, 3, 4. scores (LD): the
+  // values stay (all ≤ 2) and rank 1.. in a sequence: 0.5 → 1, 1 → 2, 2 → 3.
+  ContextDataset d(
+      "user_id:token\titem_id:token\trating:float\n1\t1\t5\n2\t1\t3\n3\t2\t4\n4\t2\t1\n",
+      "user_id:token\tincome:float\tscores:float_seq\tweight:float\n"
+      "1\t0\t0.5 1\t3\n2\t15\t2\t3\n3\t25\t1 1 0.5\t3\n4\t40\t2 0.5\t3\n");
+  const std::vector<std::pair<std::string, std::string>> base = {
+      {"threshold", "{rating: 4}"},
+      {"load_col", "{inter: [user_id, item_id, rating], user: [user_id, income, scores, weight]}"},
+      {"numerical_features", "[income, scores, weight]"}};
+  auto with = [&](std::vector<std::pair<std::string, std::string>> extra) {
+    extra.insert(extra.begin(), base.begin(), base.end());
+    return context_config("FM", "ctx", d.path(), extra);
+  };
+  Loaded l(with({{"discretization", "{income: {method: ED, bucket: 4}, scores: {method: LD}}"}}));
+  recbole::pipeline::ContextPipeline p(l.config, l.dataset, l.split);
+  const recbole::data::FeatureSchema& s = p.schema();
+  CHECK(s.find("income")->discretised);
+  CHECK(s.find("income")->num == 5);
+  CHECK(s.find("scores")->discretised);
+  CHECK(s.find("scores")->num == 4);
+  CHECK_FALSE(s.find("weight")->discretised);
+  CHECK(s.find("weight")->num == 2);
+
+  auto source = p.training_source(recbole::models::InputType::kPointwise, "FM", 0, 1);
+  source->start_epoch(0);
+  recbole::data::Batch b;
+  int64_t seen = 0;
+  while (source->next(b)) {
+    const torch::Tensor income = b.features.at("income");
+    REQUIRE(income.scalar_type() == torch::kInt64);
+    const torch::Tensor scores = b.features.at("scores");  // [B, 3, 2]
+    for (int64_t r = 0; r < b.size(); ++r) {
+      const int64_t u = b.users[r].item<int64_t>();
+      const std::string& user = l.dataset.user_token(static_cast<int32_t>(u));
+      INFO("user " << user);
+      const int64_t want_income = user == "1" ? 1 : user == "2" ? 2 : user == "3" ? 3 : 4;
+      CHECK(income[r].item<int64_t>() == want_income);
+      const std::vector<float> want_scores = user == "1"   ? std::vector<float>{1, 2, 0}
+                                             : user == "2" ? std::vector<float>{3, 0, 0}
+                                             : user == "3" ? std::vector<float>{2, 2, 1}
+                                                           : std::vector<float>{3, 1, 0};
+      for (int64_t j = 0; j < 3; ++j) {
+        CHECK(scores[r][j][1].item<float>() == want_scores[static_cast<size_t>(j)]);
+        CHECK(scores[r][j][0].item<float>() == (want_scores[static_cast<size_t>(j)] ? 1 : 0));
+      }
+      CHECK(b.features.at("weight")[r].item<float>() == 3.0f);
+      ++seen;
+    }
+  }
+  CHECK(seen == l.split.train.size());
+
+  SECTION("bad discretization maps are refused by key") {
+    for (const auto& [value, expect] : std::vector<std::pair<std::string, std::string>>{
+             {"{age: {method: ED, bucket: 4}}", "age is not in numerical_features"},
+             {"{income: {method: EF, bucket: 4}}", "method: EF"},
+             {"{income: {method: ED}}", "bucket: missing"},
+             {"{income: {method: ED, bucket: 0}}", "bucket: 0"},
+             {"{income: {method: ED, bucket: 2.5}}", "bucket: 2.5"},
+             {"{income: {bucket: 4}}", "expected {method: ED"},
+             {"{income: {method: ED, buckets: 4}}", "unknown key buckets"}}) {
+      INFO(value);
+      Loaded bad(with({{"discretization", value}}));
+      const std::string msg = error_of(
+          [&] { recbole::pipeline::ContextPipeline q(bad.config, bad.dataset, bad.split); });
+      CHECK(msg.find("discretization.") != std::string::npos);
+      CHECK(msg.find(expect) != std::string::npos);
+    }
+  }
+}
