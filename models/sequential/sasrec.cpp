@@ -5,11 +5,11 @@
 
 namespace recbole::models {
 
-layers::TransformerOptions transformer_options(const config::Config& c) {
+layers::TransformerOptions transformer_options(const config::Config& c, const char* width_key) {
   layers::TransformerOptions o;
   o.n_layers = c.get_int("n_layers");
   o.n_heads = c.get_int("n_heads");
-  o.hidden_size = c.get_int("hidden_size");
+  o.hidden_size = c.get_int(width_key);
   o.inner_size = c.get_int("inner_size");
   o.hidden_dropout = c.get_double("hidden_dropout_prob");
   o.attn_dropout = c.get_double("attn_dropout_prob");

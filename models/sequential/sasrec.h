@@ -19,9 +19,10 @@ namespace recbole::models {
 
 // The transformer keys of RecBole's SASRec-like models (n_layers, n_heads, hidden_size,
 // inner_size, the dropouts, hidden_act, layer_norm_eps, initializer_range, loss_type) and the
-// encoder options they give.
+// encoder options they give (the width read from `width_key`).
 std::vector<config::KeyDecl> transformer_keys();
-layers::TransformerOptions transformer_options(const config::Config& config);
+layers::TransformerOptions transformer_options(const config::Config& config,
+                                               const char* width_key = "hidden_size");
 
 class SASRec : public SequentialModel {
  public:

@@ -2,6 +2,7 @@
 // sequences), and the no-look-ahead property of the causal ones.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -10,6 +11,8 @@
 #include "models/layers/session_graph.h"
 #include "models/model.h"
 #include "models/sequential/bert4rec.h"
+#include "models/sequential/core.h"
+#include "models/sequential/nextitnet.h"
 #include "models/sequential/sasrec.h"
 #include "models/sequential/sequential_model.h"
 #include "recbole/config/eval_mode.h"
@@ -145,8 +148,10 @@ TEST_CASE("every sequential model satisfies the model contract", "[models][contr
       std::shared_ptr<Model> loaded = h.create();
       recbole::testing::save_and_load(*m, *loaded, h.device.device());
       CHECK(torch::equal(h.scores(*loaded, rows), s));
-      // BPR: trains on sampled negatives.
-      if (recbole::config::find_model_key(name, "loss_type")) {
+      // BPR, where the model offers it: trains on sampled negatives.
+      const recbole::config::KeyDecl* loss = recbole::config::find_model_key(name, "loss_type");
+      if (loss &&
+          std::find(loss->choices.begin(), loss->choices.end(), "BPR") != loss->choices.end()) {
         SeqHarness bpr(name, {{"loss_type", "BPR"}});
         std::shared_ptr<Model> mb = bpr.create();
         bpr.train(*mb);
@@ -278,5 +283,118 @@ TEST_CASE("BERT4Rec masks as RecBole's mask_itemseq", "[models][sequential]") {
     CHECK(torch::equal(
         e, torch::tensor({9, 2, 17, 9, 25, 30, 30, 0, 0, 0, 0, 0, 5, 8, 1, 30, 0, 0}, torch::kInt64)
                .view({3, 6})));
+  }
+}
+
+TEST_CASE("NextItNet's blocks are causal dilated convolutions, written out by hand",
+          "[models][sequential]") {
+  using recbole::models::NextItNet;
+  SECTION("one block, kernel 2, dilations 1 and 2") {
+    SeqHarness h("NextItNet", {{"block_num", "1"}, {"dilations", "[1]"}, {"kernel_size", "2"}});
+    std::shared_ptr<Model> m = h.create();
+    h.train(*m);
+    auto& net = dynamic_cast<NextItNet&>(*m);
+    torch::NoGradGuard no_grad;
+    const torch::Tensor seq = torch::tensor({{4, 9, 2, 17, 0, 0}}, torch::kInt64);
+    const torch::Tensor got =
+        recbole::DeviceManager::to_host(net.encode_all(h.device.place(seq)))[0];
+    auto p = m->named_parameters();
+    auto host = [&](const std::string& n) { return recbole::DeviceManager::to_host(p[n]); };
+    const torch::Tensor x = host("item_embedding").index_select(0, seq[0]);  // [L, C]
+    // conv(v)[t] = b + W[:, :, 0] v[t − dil] + W[:, :, 1] v[t] (zero before position 0), then
+    // LayerNorm over C (eps 1e-8) and ReLU.
+    auto step = [&](const torch::Tensor& v, const std::string& k, int64_t dil) {
+      const torch::Tensor w = host("conv" + k + ".weight"), b = host("conv" + k + ".bias");
+      torch::Tensor out = torch::empty_like(v);
+      for (int64_t t = 0; t < v.size(0); ++t) {
+        torch::Tensor o = b + torch::matmul(w.select(2, 1), v[t]);
+        if (t - dil >= 0) o = o + torch::matmul(w.select(2, 0), v[t - dil]);
+        const torch::Tensor mean = o.mean(), var = (o - mean).pow(2).mean();
+        out[t] = torch::relu((o - mean) / torch::sqrt(var + 1e-8) * host("norm" + k + ".weight") +
+                             host("norm" + k + ".bias"));
+      }
+      return out;
+    };
+    const torch::Tensor want = step(step(x, "0", 1), "1", 2) + x;
+    CHECK(torch::allclose(got, want, 1e-4, 1e-5));
+    // h reads the last column (a padding position here), through the final Linear.
+    recbole::data::Batch b;
+    b.item_seq = seq;
+    b.item_seq_len = torch::tensor({4}, torch::kInt64);
+    const torch::Tensor hv = recbole::DeviceManager::to_host(net.encode(h.device.place(b)))[0];
+    CHECK(torch::allclose(hv, torch::matmul(host("final.weight"), got[5]) + host("final.bias"),
+                          1e-4, 1e-5));
+  }
+  SECTION("the defaults: later items never reach earlier positions; the loss adds the norms") {
+    SeqHarness h("NextItNet");
+    std::shared_ptr<Model> m = h.create();
+    h.train(*m);
+    auto& net = dynamic_cast<NextItNet&>(*m);
+    torch::NoGradGuard no_grad;
+    const torch::Tensor s = torch::tensor({4, 9, 2, 17, 9, 25}, torch::kInt64);
+    const torch::Tensor all = net.encode_all(h.device.place(s.unsqueeze(0)));
+    for (int64_t j = 0; j < 6; ++j) {
+      torch::Tensor changed = s.clone();
+      changed[j] = 28;
+      const torch::Tensor other = net.encode_all(h.device.place(changed.unsqueeze(0)));
+      INFO("item " << j << " changed");
+      CHECK(torch::equal(other.narrow(1, 0, j), all.narrow(1, 0, j)));
+      CHECK_FALSE(
+          torch::allclose(other.select(1, 5), all.select(1, 5)));  // the last column sees it
+    }
+    const auto& src =
+        static_cast<const recbole::pipeline::SequenceRankingSource&>(h.pipeline.test());
+    const recbole::data::Batch b = h.device.place(src.batch({0, 1, 2, 3}));
+    const torch::Tensor ce = torch::nn::functional::cross_entropy(m->full_sort_predict(b), b.items);
+    double norms = 0;
+    int64_t weights = 0;
+    for (const auto& p : m->named_parameters()) {
+      const std::string& n = p.key();
+      if (n == "item_embedding" || n == "final.weight" ||
+          ((n.rfind("conv", 0) == 0 || n.rfind("norm", 0) == 0) && n.size() > 7 &&
+           n.compare(n.size() - 7, 7, ".weight") == 0)) {
+        norms += p.value().norm().item<double>();
+        ++weights;
+      }
+    }
+    CHECK(weights == 2 + 2 * 20);  // 5 × [1, 4] blocks of two convolutions
+    CHECK(m->calculate_loss(b).item<double>() ==
+          Approx(ce.item<double>() + 1e-5 * norms).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("CORE's session is a weighted sum of its item vectors, scored by cosine / τ",
+          "[models][sequential]") {
+  for (const char* type : {"ave", "trm"}) {
+    DYNAMIC_SECTION(type) {
+      SeqHarness h("CORE", {{"dnn_type", type}});
+      std::shared_ptr<Model> m = h.create();
+      h.train(*m);
+      auto& core = dynamic_cast<recbole::models::CORE&>(*m);
+      torch::NoGradGuard no_grad;
+      const auto& src =
+          static_cast<const recbole::pipeline::SequenceRankingSource&>(h.pipeline.test());
+      const recbole::data::Batch b = h.device.place(src.batch({0, 5, 11, 23}));
+      const torch::Tensor table = m->named_parameters()["item_embedding"];
+      const int64_t longest = b.item_seq_len.max().item<int64_t>();
+      const torch::Tensor seq = b.item_seq.narrow(1, 0, longest);
+      const torch::Tensor x = table.index_select(0, seq.flatten()).view({4, longest, -1});
+      const torch::Tensor alpha = core.weights(seq, x);  // [B, L]
+      CHECK(torch::allclose(alpha.sum(1), torch::ones({4}, alpha.options())));
+      CHECK(torch::equal(alpha.masked_select(seq.eq(0)),
+                         torch::zeros({seq.eq(0).sum().item<int64_t>()}, alpha.options())));
+      if (std::string(type) == "ave")
+        CHECK(torch::allclose(alpha, seq.gt(0).to(torch::kFloat32) /
+                                         b.item_seq_len.unsqueeze(1).to(torch::kFloat32)));
+      // h = normalize(Σ α x); scores = h · normalize(E)ᵀ / 0.07; the loss is their CE.
+      torch::Tensor hv = (alpha.unsqueeze(2) * x).sum(1);
+      hv = hv / hv.norm(2, 1, true);
+      const torch::Tensor want = torch::matmul(hv, (table / table.norm(2, 1, true)).t()) / 0.07;
+      const torch::Tensor got = m->full_sort_predict(b);
+      CHECK(torch::allclose(got, want, 1e-4, 1e-4));
+      CHECK(
+          m->calculate_loss(b).item<double>() ==
+          Approx(torch::nn::functional::cross_entropy(want, b.items).item<double>()).epsilon(1e-5));
+    }
   }
 }
