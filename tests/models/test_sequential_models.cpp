@@ -398,3 +398,61 @@ TEST_CASE("CORE's session is a weighted sum of its item vectors, scored by cosin
     }
   }
 }
+
+TEST_CASE("LightSANs' layer, written out head by head", "[models][sequential]") {
+  SeqHarness h("LightSANs", {{"n_layers", "1"}, {"k_interests", "3"}});
+  std::shared_ptr<Model> m = h.create();
+  h.train(*m);
+  auto& seq = dynamic_cast<recbole::models::SequentialModel&>(*m);
+  torch::NoGradGuard no_grad;
+  auto p = m->named_parameters();
+  auto host = [&](const std::string& n) { return recbole::DeviceManager::to_host(p[n]); };
+  auto linear = [&](const std::string& n, const torch::Tensor& x) {
+    return torch::matmul(x, host(n + ".weight").t()) + host(n + ".bias");
+  };
+  auto norm = [&](const std::string& n, const torch::Tensor& x) {  // over the last axis
+    const torch::Tensor mean = x.mean(-1, true), var = (x - mean).pow(2).mean(-1, true);
+    return (x - mean) / torch::sqrt(var + 1e-12) * host(n + ".weight") + host(n + ".bias");
+  };
+  // Softmax down column j of a matrix (over its rows).
+  auto column_softmax = [](const torch::Tensor& s) { return torch::exp(s) / torch::exp(s).sum(0); };
+
+  const torch::Tensor items = torch::tensor({4, 9, 2, 17, 0, 0}, torch::kInt64);
+  const int64_t L = 6, d = 64, dh = 32;
+  const torch::Tensor x = norm("layer_norm", host("item_embedding").index_select(0, items));
+  const std::string l = "layer0.";
+  const torch::Tensor q = linear(l + "query", x), k = linear(l + "key", x),
+                      v = linear(l + "value", x);
+  // k interests: each a softmax-over-positions weighting of the keys (values).
+  const torch::Tensor k_pooled = column_softmax(torch::matmul(k, host(l + "theta_k"))).t().mm(k);
+  const torch::Tensor v_pooled = column_softmax(torch::matmul(v, host(l + "theta_v"))).t().mm(v);
+  const torch::Tensor pos = norm(l + "ln_pos", host("position_embedding").narrow(0, 0, L));
+  const torch::Tensor qp = linear(l + "pos_query", pos), kp = linear(l + "pos_key", pos);
+  torch::Tensor context = torch::empty({L, d});
+  for (int64_t head = 0; head < 2; ++head) {
+    const auto cut = [&](const torch::Tensor& t) { return t.narrow(1, head * dh, dh); };
+    const torch::Tensor item = column_softmax(cut(q).mm(cut(k_pooled).t()) / std::sqrt(32.0));
+    const torch::Tensor at =
+        column_softmax(cut(qp).mm(cut(kp).t()) / std::sqrt(64.0) / std::sqrt(32.0));
+    context.narrow(1, head * dh, dh).copy_(item.mm(cut(v_pooled)) + at.mm(cut(v)));
+  }
+  const torch::Tensor a = norm(l + "ln_attn", linear(l + "out", context) + x);
+  const torch::Tensor f = linear(l + "ff2", [&] {
+    const torch::Tensor z = linear(l + "ff1", a);
+    return 0.5 * z * (1 + torch::erf(z / std::sqrt(2.0)));  // gelu
+  }());
+  const torch::Tensor want = norm(l + "ln_ff", f + a);
+
+  recbole::data::Batch b;
+  b.item_seq = items.unsqueeze(0);
+  b.item_seq_len = torch::tensor({4}, torch::kInt64);
+  const torch::Tensor got = recbole::DeviceManager::to_host(seq.encode(h.device.place(b)))[0];
+  CHECK(torch::allclose(got, want[3], 1e-4, 1e-4));  // the last item's state
+  // The two θ start equal in every layer (RecBole deep-copies one layer).
+  SeqHarness two("LightSANs");
+  std::shared_ptr<Model> fresh = two.create();
+  auto fp = fresh->named_parameters();
+  CHECK(torch::equal(fp["layer0.theta_k"], fp["layer1.theta_k"]));
+  CHECK(torch::equal(fp["layer0.theta_v"], fp["layer1.theta_v"]));
+  CHECK_FALSE(torch::equal(fp["layer0.theta_k"], fp["layer0.theta_v"]));
+}
