@@ -13,6 +13,17 @@ std::string shape_text(const torch::Tensor& t) {
   return s + "]";
 }
 
+// Reads the tensor `name` of a checkpoint: a dotted name ("embedding.token_table.weight")
+// descends through the nested archives of the submodules, as the trainer writes them.
+bool read_tensor(torch::serialize::InputArchive& archive, const std::string& name,
+                 torch::Tensor& out) {
+  const size_t dot = name.find('.');
+  if (dot == std::string::npos) return archive.try_read(name, out);
+  torch::serialize::InputArchive nested;
+  return archive.try_read(name.substr(0, dot), nested) &&
+         read_tensor(nested, name.substr(dot + 1), out);
+}
+
 }  // namespace
 
 void load_pretrained_tables(const config::Config& config, const std::string& key,
@@ -26,7 +37,7 @@ void load_pretrained_tables(const config::Config& config, const std::string& key
   torch::NoGradGuard no_grad;
   for (const auto& [name, parameter] : tables) {
     torch::Tensor t;
-    if (!archive.try_read(name, t))
+    if (!read_tensor(archive, name, t))
       throw ConfigError(where + " has no " + name + "; expected a " + source_model + " checkpoint");
     if (t.sizes() != parameter.sizes())
       throw ConfigError(where + ": " + name + " is " + shape_text(t) + "; expected " +

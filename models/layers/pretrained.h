@@ -17,7 +17,8 @@ namespace recbole::models::layers {
 
 // Copies each (name in the checkpoint, parameter) of `tables` from the checkpoint at the path
 // held by config key `key`; `model` names the model loading it, `source_model` the model the
-// checkpoint should come from. A missing, cut or damaged file is an Error naming the path; a
+// checkpoint should come from; a submodule's parameter is named with dots (its
+// named_parameters() key). A missing, cut or damaged file is an Error naming the path; a
 // table that is absent or of another shape is a ConfigError naming the key, the model and the
 // shapes.
 void load_pretrained_tables(const config::Config& config, const std::string& key,

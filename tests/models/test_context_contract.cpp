@@ -5,22 +5,29 @@
 // closed-form step gives autograd's loss and gradients.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <sstream>
 
 #include <torch/torch.h>
 
 #include "models/context/context_model.h"
+#include "models/context/kd_dagfm.h"
 #include "models/context/xdeepfm.h"
 #include "models/model.h"
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
 #include "recbole/data/split.h"
 #include "recbole/pipeline/context_pipeline.h"
+#include "recbole/utils/atomic_write.h"
 #include "recbole/utils/device_manager.h"
 #include "recbole/utils/error.h"
 #include "tests/models/model_fixture.h"
+#include "trainer/checkpoint_file.h"
+#include "trainer/resume_checkpoint.h"
 
 using recbole::models::Model;
 
@@ -311,4 +318,146 @@ TEST_CASE("FFM and FwFM read their fields map by feature name", "[context][model
       }
     }
   }
+}
+
+namespace {
+
+// E of the first `rows` validation rows under `m`'s embedding tables, and that batch.
+std::pair<torch::Tensor, recbole::data::Batch> first_rows(ContextRun& run, const Model& m,
+                                                          int64_t d, int64_t rows) {
+  recbole::data::Batch batch =
+      static_cast<const recbole::evaluator::LabeledSource&>(run.pipeline.valid()).batch(0);
+  batch.for_each_column([&](torch::Tensor& t) { t = t.narrow(0, 0, rows); });
+  for (auto& [name, t] : batch.features) t = t.narrow(0, 0, rows);
+  const recbole::models::layers::ContextFields fields(run.pipeline.schema());
+  const torch::Tensor e =
+      copy_of(m, "embedding.", recbole::models::layers::ContextEmbedding(fields, d))
+          ->forward(batch);
+  return {e.detach(), batch};
+}
+
+}  // namespace
+
+TEST_CASE("KD_DAGFM's student and CIN teacher, written out by hand", "[context][models]") {
+  using recbole::models::KDDAGFM;
+  for (const char* type : {"inner", "outer"}) {
+    DYNAMIC_SECTION("student, " << type) {
+      ContextRun run("KD_DAGFM", {{"type", type}, {"embedding_size", "4"}, {"depth", "2"}});
+      std::shared_ptr<Model> m = run.trained();
+      recbole::testing::scramble(*m, 0.3);  // the student's tables too, C off the identity
+      auto& kd = dynamic_cast<KDDAGFM&>(*m);
+      auto [e, batch] = first_rows(run, *m, 4, 3);
+      auto p = m->named_parameters();
+      const torch::Tensor C = p["mix"], w = p["student_out.weight"][0];
+      const bool outer = std::string(type) == "outer";
+      const int64_t F = 7;
+      torch::NoGradGuard no_grad;
+      const torch::Tensor got = kd.student_logit(e);
+      for (int64_t r = 0; r < 3; ++r) {
+        std::vector<torch::Tensor> h0(F), h(F);
+        for (int64_t i = 0; i < F; ++i) {
+          h0[i] = torch::zeros({4});
+          for (int64_t j = 0; j < F; ++j) h0[i] = h0[i] + C[i][j] * e[r][j];
+          h[i] = h0[i];
+        }
+        torch::Tensor logit = p["student_out.bias"][0].clone();
+        for (int64_t i = 0; i < F; ++i) logit = logit + w[i] * h0[i].sum();
+        for (int64_t t = 0; t < 2; ++t) {
+          const torch::Tensor P = p["p" + std::to_string(t)];
+          std::vector<torch::Tensor> next(F);
+          for (int64_t s2 = 0; s2 < F; ++s2) {
+            torch::Tensor agg = torch::zeros({4});
+            for (int64_t f = 0; f <= s2; ++f)  // the mask keeps edges f → s with s ≥ f
+              agg = agg + (outer ? (h[f] * P[f][s2]).sum() * p["q" + std::to_string(t)][f][s2]
+                                 : h[f] * P[f][s2]);
+            next[s2] = h0[s2] * agg;
+            logit = logit + w[(t + 1) * F + s2] * next[s2].sum();
+          }
+          h = next;
+        }
+        INFO("row " << r);
+        CHECK(got[r].item<double>() == Approx(logit.item<double>()).epsilon(1e-4).margin(1e-5));
+      }
+    }
+  }
+  SECTION("CIN teacher") {
+    ContextRun run("KD_DAGFM", {{"teacher", "CIN"}, {"t_cin", "[3, 2]"}, {"embedding_size", "4"}});
+    std::shared_ptr<Model> m = run.trained();
+    auto& kd = dynamic_cast<KDDAGFM&>(*m);
+    auto [e, batch] = first_rows(run, *m, 4, 2);
+    auto p = m->named_parameters();
+    torch::NoGradGuard no_grad;
+    const torch::Tensor got = kd.teacher_logit(e);
+    const int64_t F = 7;
+    for (int64_t r = 0; r < 2; ++r) {
+      torch::Tensor x = e[r];  // [H, d], H = F first
+      torch::Tensor logit = torch::zeros({});
+      int64_t at = 0;
+      for (int64_t k = 0; k < 2; ++k) {
+        const torch::Tensor W = p["cin_w" + std::to_string(k)], b = p["cin_b" + std::to_string(k)];
+        torch::Tensor next = torch::zeros({W.size(0), 4});
+        for (int64_t o = 0; o < W.size(0); ++o) {
+          next[o] = b[o] * torch::ones({4});
+          for (int64_t a = 0; a < x.size(0); ++a)
+            for (int64_t f = 0; f < F; ++f) next[o] = next[o] + W[o][a * F + f] * x[a] * e[r][f];
+          logit = logit + p["cin_out"][at++] * next[o].sum();
+        }
+        x = next;
+      }
+      CHECK(got[r].item<double>() == Approx(logit.item<double>()).epsilon(1e-4).margin(1e-5));
+    }
+  }
+}
+
+TEST_CASE("KD_DAGFM's distillation loads the teacher run and trains the student only",
+          "[context][models]") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("kd_dagfm_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "teacher.pth").string();
+  ContextRun teacher_run("KD_DAGFM");
+  std::shared_ptr<Model> teacher = teacher_run.trained();
+  recbole::testing::scramble(*teacher, 0.1);
+  auto archive = std::make_shared<torch::serialize::OutputArchive>();
+  recbole::trainer::snapshot_module(*teacher, *archive);
+  recbole::write_file_atomically(path, recbole::trainer::checkpoint_bytes(archive));
+
+  ContextRun run("KD_DAGFM", {{"phase", "distillation"}, {"warm_up", path}});
+  run.device.seed(run.device.base_seed());
+  std::shared_ptr<Model> m =
+      recbole::models::create_model("KD_DAGFM", run.pipeline.model_context(run.device));
+  auto theirs = teacher->named_parameters();
+  for (const auto& p : m->named_parameters()) {
+    INFO(p.key());
+    CHECK(torch::equal(p.value(), theirs[p.key()]));
+  }
+  m->train();
+  auto& kd = dynamic_cast<recbole::models::KDDAGFM&>(*m);
+  auto [e, batch] = first_rows(run, *m, 16, 64);
+  const torch::Tensor loss = m->calculate_loss(batch);
+  {
+    torch::NoGradGuard no_grad;
+    const torch::Tensor s = kd.student_logit(e), t = kd.teacher_logit(e);
+    const double want =
+        0.1 * torch::binary_cross_entropy(torch::sigmoid(s), batch.labels).item<double>() +
+        921.6 * (t - s).pow(2).mean().item<double>();
+    CHECK(loss.item<double>() == Approx(want).epsilon(1e-4));
+  }
+  loss.backward();
+  for (const auto& p : m->named_parameters()) {
+    const std::string& n = p.key();
+    const bool student =
+        n == "mix" || n.rfind("student_out.", 0) == 0 || n == "p0" || n == "q0" || n == "p2";
+    const bool moved =
+        p.value().grad().defined() && p.value().grad().abs().sum().item<double>() > 0;
+    INFO(n);
+    if (student) CHECK(moved);
+    if (n.rfind("embedding.", 0) == 0 || n.rfind("cross_", 0) == 0) CHECK_FALSE(moved);
+  }
+  // The student's phases need a warm_up.
+  ContextRun bare("KD_DAGFM", {{"phase", "finetuning"}});
+  CHECK_THROWS_WITH(
+      recbole::models::create_model("KD_DAGFM", bare.pipeline.model_context(bare.device)),
+      Catch::Contains("warm_up"));
+  std::filesystem::remove_all(dir);
 }
