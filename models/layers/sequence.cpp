@@ -33,11 +33,15 @@ torch::Tensor activation(const torch::Tensor& x, const std::string& name) {
                     "\"");
 }
 
+void TransformerOptions::check_heads() const {
+  if (n_heads < 1 || hidden_size % n_heads != 0)
+    throw ConfigError("n_heads: hidden_size " + std::to_string(hidden_size) +
+                      " must be a multiple of n_heads " + std::to_string(n_heads));
+}
+
 TransformerLayerImpl::TransformerLayerImpl(const TransformerOptions& o) : o_(o) {
+  o.check_heads();
   const int64_t d = o.hidden_size;
-  if (o.n_heads < 1 || d % o.n_heads != 0)
-    throw ConfigError("n_heads: hidden_size " + std::to_string(d) +
-                      " must be a multiple of n_heads " + std::to_string(o.n_heads));
   qkv_ = register_module("qkv", torch::nn::Linear(d, 3 * d));
   out_ = register_module("out", torch::nn::Linear(d, d));
   ln_attn_ = register_module(

@@ -23,6 +23,8 @@ struct TransformerOptions {
   int64_t n_layers = 2, n_heads = 2, hidden_size = 64, inner_size = 256;
   double hidden_dropout = 0.5, attn_dropout = 0.5, layer_norm_eps = 1e-12;
   std::string hidden_act = "gelu";
+  // ConfigError unless n_heads divides hidden_size (each head takes hidden_size / n_heads).
+  void check_heads() const;
 };
 
 // One post-LN transformer layer as RecBole's: multi-head self-attention (scores scaled by

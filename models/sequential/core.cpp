@@ -8,6 +8,15 @@
 
 namespace recbole::models {
 
+namespace {
+
+// Each row scaled to unit L2 norm (the cosine of CORE's scores).
+torch::Tensor core_unit_rows(const torch::Tensor& t) {
+  return torch::nn::functional::normalize(t, torch::nn::functional::NormalizeFuncOptions().dim(-1));
+}
+
+}  // namespace
+
 CORE::CORE(const ModelContext& ctx)
     : SequentialModel("CORE", ctx),
       transformer_(ctx.config.get_string("dnn_type") == "trm"),
@@ -55,32 +64,23 @@ torch::Tensor CORE::encode(const data::Batch& batch) {
   const torch::Tensor item_seq = batch.item_seq.narrow(1, 0, longest);
   const torch::Tensor x = torch::dropout(lookup(item_seq), sess_dropout_, is_training());
   const torch::Tensor alpha = weights(item_seq, x);  // [B, L]
-  return torch::nn::functional::normalize((alpha.unsqueeze(2) * x).sum(1),
-                                          torch::nn::functional::NormalizeFuncOptions().dim(-1));
+  return core_unit_rows((alpha.unsqueeze(2) * x).sum(1));
 }
-
-namespace {
-
-torch::Tensor unit_rows(const torch::Tensor& t) {
-  return torch::nn::functional::normalize(t, torch::nn::functional::NormalizeFuncOptions().dim(-1));
-}
-
-}  // namespace
 
 torch::Tensor CORE::calculate_loss(const data::Batch& batch) {
   const torch::Tensor h = encode(batch);
   const torch::Tensor items =
-      unit_rows(torch::dropout(item_embedding_, item_dropout_, is_training()));
+      core_unit_rows(torch::dropout(item_embedding_, item_dropout_, is_training()));
   return torch::nn::functional::cross_entropy(torch::matmul(h, items.t()) / temperature_,
                                               batch.items);
 }
 
 torch::Tensor CORE::full_sort_predict(const data::Batch& batch) {
-  return torch::matmul(encode(batch), unit_rows(item_embedding_).t()) / temperature_;
+  return torch::matmul(encode(batch), core_unit_rows(item_embedding_).t()) / temperature_;
 }
 
 torch::Tensor CORE::predict(const data::Batch& batch) {
-  return (encode(batch) * unit_rows(item_embedding_.index_select(0, batch.items))).sum(-1) /
+  return (encode(batch) * core_unit_rows(item_embedding_.index_select(0, batch.items))).sum(-1) /
          temperature_;
 }
 
@@ -101,9 +101,8 @@ RECBOLE_REGISTER_MODEL(CORE) {
                      .choices({"trm", "ave"})
                      .help("Position weights: a causal transformer (trm) or the mean (ave)"));
   keys.push_back(layers::probability_key("sess_dropout").help("Dropout of the session's items"));
-  keys.push_back(layers::probability_key("item_dropout")
-                     .help("Dropout of the item table in "
-                           "training"));
+  keys.push_back(
+      layers::probability_key("item_dropout").help("Dropout of the item table in training"));
   keys.push_back(
       Key("temperature", KeyType::kFloat).above(0).help("Temperature τ of the cosine scores"));
   register_model({"CORE", Task::kSequential, InputType::kNextItem,

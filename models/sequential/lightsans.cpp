@@ -5,13 +5,13 @@
 
 #include "models/sequential/sasrec.h"
 #include "recbole/config/config.h"
-#include "recbole/utils/error.h"
 
 namespace recbole::models {
 
 LightSANsLayerImpl::LightSANsLayerImpl(const layers::TransformerOptions& o,
                                        const torch::Tensor& theta_k, const torch::Tensor& theta_v)
     : o_(o) {
+  o.check_heads();
   const int64_t d = o.hidden_size;
   auto linear = [&](const char* name, int64_t in, int64_t out) {
     return register_module(name, torch::nn::Linear(in, out));
@@ -64,10 +64,6 @@ torch::Tensor LightSANsLayerImpl::forward(const torch::Tensor& x, const torch::T
 LightSANs::LightSANs(const ModelContext& ctx)
     : SequentialModel("LightSANs", ctx), dropout_(ctx.config.get_double("hidden_dropout_prob")) {
   const layers::TransformerOptions o = transformer_options(ctx.config);
-  if (o.hidden_size % o.n_heads != 0)
-    throw ConfigError(ctx.config.source("n_heads") +
-                      ": LightSANs: n_heads: " + std::to_string(o.n_heads) +
-                      " does not divide hidden_size " + std::to_string(o.hidden_size));
   const double std = ctx.config.get_double("initializer_range");
   const int64_t d = o.hidden_size, k = ctx.config.get_int("k_interests");
   item_embedding_ =
