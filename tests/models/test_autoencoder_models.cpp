@@ -1,6 +1,6 @@
-// The autoencoders and non-sampling models (MultiVAE, MultiDAE, RecVAE, CDAE, ENMF) against
-// independent formulas on the tiny fixture: losses recomputed from the models' own weights with
-// plain loops or closed forms, the KL annealing counter, RecVAE's composite prior and pass
+// The autoencoders and non-sampling models (MultiVAE, MultiDAE, RecVAE, CDAE, ENMF, DiffRec)
+// against independent formulas on the tiny fixture: losses recomputed from the models' own weights
+// with plain loops or closed forms, the KL annealing counter, RecVAE's composite prior and pass
 // schedule, ENMF's pad-slot quirk; and bad key values as ConfigErrors naming the key.
 #include <catch2/catch.hpp>
 
@@ -13,17 +13,20 @@
 #include <torch/torch.h>
 
 #include "models/general/cdae.h"
+#include "models/general/diffrec.h"
 #include "models/general/enmf.h"
 #include "models/general/macridvae.h"
 #include "models/general/multidae.h"
 #include "models/general/multivae.h"
 #include "models/general/recvae.h"
 #include "models/layers/autoencoder.h"
+#include "models/layers/diffusion.h"
 #include "models/layers/history.h"
 #include "recbole/data/dense_rows.h"
 #include "recbole/utils/error.h"
 #include "tests/models/model_fixture.h"
 
+using recbole::testing::cpu_model_config;
 using recbole::testing::model_config;
 using recbole::testing::ModelHarness;
 using recbole::testing::TinyData;
@@ -447,4 +450,208 @@ TEST_CASE("autoencoder keys out of bounds are ConfigErrors naming the model and 
   expect_bad_key("MacridVAE", "tau", "0");
   expect_bad_key("MacridVAE", "kfac", "0");
   expect_bad_key("MacridVAE", "reg_weights", "[0.1]");
+  expect_bad_key("DiffRec", "noise_scale", "-0.1");
+  expect_bad_key("DiffRec", "steps", "0");
+  expect_bad_key("DiffRec", "mean_type", "v");
+  expect_bad_key("DiffRec", "noise_schedule", "sigmoid");
+  expect_bad_key("DiffRec", "time-aware", "true");
+}
+
+// ---- DiffRec ----
+
+TEST_CASE("diffusion schedules: the betas and the DDPM coefficients by hand",
+          "[models][autoencoder][diffrec]") {
+  using layers::diffusion_betas;
+  // linear: numpy.linspace(scale·lo, scale·hi, steps).
+  const auto linear = diffusion_betas("linear", 5, 0.001, 0.0005, 0.005);
+  REQUIRE(linear.size() == 5);
+  for (int t = 0; t < 5; ++t)
+    CHECK(linear[t] == Approx(5e-7 + t * (5e-6 - 5e-7) / 4).epsilon(1e-12));
+  // linear-var: the spacing is 1 − ᾱ_t.
+  const auto var = diffusion_betas("linear-var", 3, 1.0, 0.1, 0.3);
+  CHECK(var[0] == Approx(0.1));
+  CHECK(var[1] == Approx(1 - 0.8 / 0.9));
+  CHECK(var[2] == Approx(1 - 0.7 / 0.8));
+  const auto binomial = diffusion_betas("binomial", 3, 0, 0, 0);
+  CHECK(binomial == std::vector<double>{1.0 / 4, 1.0 / 3, 1.0 / 2});
+  const auto cosine = diffusion_betas("cosine", 2, 0, 0, 0);
+  auto abar = [](double s) { return std::pow(std::cos((s + 0.008) / 1.008 * M_PI / 2), 2); };
+  CHECK(cosine[0] == Approx(1 - abar(0.5) / abar(0)));
+  CHECK(cosine[1] == Approx(0.999));  // ᾱ(1) ≈ 0: capped
+
+  const layers::DiffusionSchedule s({0.1, 0.2, 0.3});
+  const double a0 = 0.9, a1 = 0.9 * 0.8, a2 = 0.9 * 0.8 * 0.7;
+  CHECK(s.alphas_cumprod[2] == Approx(a2));
+  CHECK(s.alphas_cumprod_prev[0] == 1.0);
+  CHECK(s.alphas_cumprod_prev[2] == Approx(a1));
+  CHECK(s.snr(1) == Approx(a1 / (1 - a1)));
+  CHECK(s.posterior_variance[0] == 0.0);
+  CHECK(s.posterior_variance[2] == Approx(0.3 * (1 - a1) / (1 - a2)));
+  CHECK(s.posterior_log_variance_clipped[0] == Approx(std::log(0.2 * (1 - a0) / (1 - a1))));
+  CHECK(s.posterior_mean_coef1[1] == Approx(0.2 * std::sqrt(a0) / (1 - a1)));
+  CHECK(s.posterior_mean_coef2[1] == Approx((1 - a0) * std::sqrt(0.8) / (1 - a1)));
+  CHECK(s.sqrt_recipm1_alphas_cumprod[2] == Approx(std::sqrt(1 / a2 - 1)));
+}
+
+namespace {
+
+// DiffRec's denoiser written out from its weights (eval mode: no dropout): the sinusoidal
+// embedding of t (cos then sin, 10000^(−k/half)), its Linear, [x, emb] through Linear → tanh →
+// Linear.
+torch::Tensor diffrec_denoise_by_hand(const recbole::models::Model& m, const torch::Tensor& x,
+                                      const std::vector<int64_t>& t, int64_t width) {
+  auto w = weights(m);
+  const int64_t half = width / 2;
+  torch::Tensor emb = torch::zeros({static_cast<int64_t>(t.size()), width}, torch::kFloat64);
+  for (size_t r = 0; r < t.size(); ++r)
+    for (int64_t k = 0; k < half; ++k) {
+      const double a = static_cast<double>(t[r]) * std::exp(-std::log(10000.0) * k / half);
+      emb[r][k] = std::cos(a);
+      emb[r][half + k] = std::sin(a);
+    }
+  auto lin = [&](const torch::Tensor& v, const std::string& name) {
+    return torch::matmul(v, w[name + ".weight"].t()) + w[name + ".bias"];
+  };
+  const torch::Tensor h =
+      torch::cat({x.to(torch::kCPU).to(torch::kFloat64), lin(emb, "time_layer")}, 1);
+  return lin(torch::tanh(lin(h, "mlp.linear0")), "mlp.linear1");
+}
+
+}  // namespace
+
+TEST_CASE("DiffRec: denoiser, loss and reverse chain against the formulas",
+          "[models][autoencoder][diffrec]") {
+  TinyData d;
+  const std::vector<int64_t> users{0, 1, 2, 20, 39};
+  for (const char* mean_type : {"x0", "eps"}) {
+    DYNAMIC_SECTION("mean_type " << mean_type) {
+      // A schedule noisy enough to matter: β = 0.1 · linspace(0.1, 0.5) (β_0 = 1e−5, fixed).
+      ModelHarness h(cpu_model_config("DiffRec", {{"dims_dnn", "[6]"},
+                                                  {"embedding_size", "4"},
+                                                  {"noise_scale", "0.1"},
+                                                  {"noise_min", "0.1"},
+                                                  {"noise_max", "0.5"},
+                                                  {"steps", "3"},
+                                                  {"mean_type", mean_type}}),
+                     d);
+      h.device.seed(3);
+      auto model = std::dynamic_pointer_cast<recbole::models::DiffRec>(h.create());
+      REQUIRE(model != nullptr);
+      model->eval();  // no dropout, so the loss can be recomputed
+      const recbole::data::Batch b = rows_batch(h, users);
+      const torch::Tensor x0 = b.history.to(torch::kFloat64);
+
+      const std::vector<int64_t> ts{0, 1, 2, 2, 1};
+      const torch::Tensor t = torch::tensor(ts, torch::kInt64);
+      CHECK(torch::allclose(model->denoise(b.history, t).to(torch::kFloat64),
+                            diffrec_denoise_by_hand(*model, b.history, ts, 4), 1e-5, 1e-6));
+
+      const std::vector<double> betas{1e-5, 0.03, 0.05};
+      double abar[3], prev[3];
+      for (int k = 0, a = 1; k < 3; ++k) {
+        prev[k] = k == 0 ? 1.0 : abar[k - 1];
+        abar[k] = prev[k] * (1 - betas[k]);
+        (void)a;
+      }
+      auto snr = [&](int k) { return abar[k] / (1 - abar[k]); };
+      const bool x0_mode = std::string(mean_type) == "x0";
+      for (int k = 1; k < 3; ++k) {
+        const double expected = x0_mode
+                                    ? snr(k - 1) - snr(k)
+                                    : (1 - abar[k]) / (std::pow(1 - prev[k], 2) * (1 - betas[k]));
+        CHECK(model->step_weights()[k] == Approx(expected).epsilon(1e-9));
+      }
+      CHECK(model->step_weights()[0] == 1.0);
+
+      // The loss: the first draws are the uniform timesteps, then the noise.
+      h.device.seed(11);
+      const double loss = model->calculate_loss(b).item<double>();
+      h.device.seed(11);
+      const torch::Tensor drawn = torch::randint(0, 3, {5}, torch::kInt64);
+      const torch::Tensor eps = torch::randn({5, d.n_items}).to(torch::kFloat64);
+      double expected = 0;
+      for (int64_t r = 0; r < 5; ++r) {
+        const int64_t k = drawn[r].item<int64_t>();
+        const torch::Tensor xt = std::sqrt(abar[k]) * x0[r] + std::sqrt(1 - abar[k]) * eps[r];
+        const torch::Tensor out =
+            diffrec_denoise_by_hand(*model, xt.unsqueeze(0).to(torch::kFloat32), {k}, 4)[0];
+        double row = ((out - (x0_mode ? x0[r] : eps[r])).pow(2)).mean().item<double>();
+        if (!x0_mode && k == 0) {
+          const torch::Tensor x0_hat =
+              std::sqrt(1 / abar[0]) * xt - std::sqrt(1 / abar[0] - 1) * out;
+          row = (x0[r] - x0_hat).pow(2).mean().item<double>() / 2;
+        }
+        expected += model->step_weights()[k] * row / 5;
+      }
+      CHECK(loss == Approx(expected).epsilon(1e-4));
+
+      // Scores: the posterior mean of the denoiser's x₀ from t = 2 down to 0, from the rows.
+      torch::Tensor x = x0;
+      for (int64_t k = 2; k >= 0; --k) {
+        const torch::Tensor out =
+            diffrec_denoise_by_hand(*model, x.to(torch::kFloat32), std::vector<int64_t>(5, k), 4);
+        const torch::Tensor x0_hat =
+            x0_mode ? out : std::sqrt(1 / abar[k]) * x - std::sqrt(1 / abar[k] - 1) * out;
+        x = betas[k] * std::sqrt(prev[k]) / (1 - abar[k]) * x0_hat +
+            (1 - prev[k]) * std::sqrt(1 - betas[k]) / (1 - abar[k]) * x;
+      }
+      torch::NoGradGuard no_grad;
+      CHECK(torch::allclose(model->full_sort_predict(b).to(torch::kFloat64), x, 1e-4, 1e-5));
+    }
+  }
+}
+
+TEST_CASE("DiffRec: timesteps are importance-sampled once every step has its loss history",
+          "[models][autoencoder][diffrec]") {
+  TinyData d;
+  ModelHarness h(cpu_model_config("DiffRec", {{"steps", "2"}, {"history_num_per_term", "2"}}), d);
+  auto model = std::dynamic_pointer_cast<recbole::models::DiffRec>(h.create());
+  REQUIRE(model != nullptr);
+  auto record = [&](std::vector<int64_t> t, std::vector<double> l) {
+    model->record_losses(torch::tensor(t, torch::kInt64), torch::tensor(l, torch::kFloat64));
+  };
+  record({0, 1, 1}, {1.0, 3.0, 3.0});
+  // Step 0 has one loss recorded: still uniform, probabilities 1.
+  auto [t0, p0] = model->sample_timesteps(50);
+  CHECK(torch::all(p0 == 1).item<bool>());
+  // Step 0 fills to [1, 1]; each later loss pushes the oldest out: [1, 7], then [7, 5] (rms
+  // √37); step 1 holds [3, 3] (rms 3).
+  record({0, 0, 0}, {1.0, 7.0, 5.0});
+  const double rms0 = std::sqrt(37.0);
+  const double p_step0 = rms0 / (rms0 + 3) * 0.999 + 0.0005,
+               p_step1 = 3 / (rms0 + 3) * 0.999 + 0.0005;
+  auto [t, pt] = model->sample_timesteps(4000);
+  int64_t zeros = 0, wrong_p = 0;
+  for (int64_t r = 0; r < t.size(0); ++r) {
+    const bool first = t[r].item<int64_t>() == 0;
+    zeros += first;
+    wrong_p += std::abs(pt[r].item<double>() - 2 * (first ? p_step0 : p_step1)) > 1e-6;
+  }
+  CHECK(wrong_p == 0);
+  CHECK(static_cast<double>(zeros) / 4000 == Approx(p_step0).margin(0.03));
+}
+
+TEST_CASE("DiffRec: settings RecBole would crash on are ConfigErrors naming the keys",
+          "[models][autoencoder][diffrec][config]") {
+  TinyData d;
+  auto build_error = [&](std::vector<std::pair<std::string, std::string>> overrides) {
+    ModelHarness h(cpu_model_config("DiffRec", std::move(overrides)), d);
+    try {
+      h.create();
+    } catch (const recbole::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(build_error({{"sampling_steps", "6"}}),
+             Catch::Contains("sampling_steps: expected at most steps (5)"));
+  CHECK_THAT(build_error({{"noise_scale", "0"}, {"sampling_steps", "2"}}),
+             Catch::Contains("sampling_steps: expected 0 when noise_scale is 0"));
+  CHECK_THAT(build_error({{"noise_scale", "1000"}, {"noise_max", "1"}}),
+             Catch::Contains(
+                 "noise_scale, noise_min, noise_max: the linear schedule gives beta_1 = 250.375"));
+  CHECK_THAT(build_error({{"beta_fixed", "false"}, {"noise_min", "0"}}),
+             Catch::Contains("beta_0 = 0"));
+  // noise_scale 0 is a plain denoiser applied `steps` times (RecBole's #1915).
+  CHECK(build_error({{"noise_scale", "0"}}) == "no error");
 }

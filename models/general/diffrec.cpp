@@ -1,0 +1,271 @@
+#include "models/general/diffrec.h"
+
+#include <cmath>
+#include <string>
+
+#include "models/layers/autoencoder.h"
+#include "models/layers/init.h"
+#include "recbole/config/config.h"
+#include "recbole/utils/error.h"
+
+namespace recbole::models {
+namespace {
+
+constexpr double kInputDropout = 0.5;     // RecBole's DNN: fixed, not a key
+constexpr double kUniformShare = 0.001;   // of the importance-sampling distribution
+constexpr double kFirstFixedBeta = 1e-5;  // β_0 under beta_fixed
+
+// [B] steps → [B, width] float32: cos(t f_k) then sin(t f_k), f_k = 10000^(−k / (width / 2)),
+// a zero column when width is odd.
+torch::Tensor timestep_embedding(const torch::Tensor& t, int64_t width) {
+  const int64_t half = width / 2;
+  const auto options = torch::TensorOptions().dtype(torch::kFloat32).device(t.device());
+  const torch::Tensor freqs =
+      torch::exp(-std::log(10000.0) * torch::arange(half, options) / static_cast<double>(half));
+  const torch::Tensor args = t.to(torch::kFloat32).unsqueeze(1) * freqs.unsqueeze(0);
+  torch::Tensor emb = torch::cat({torch::cos(args), torch::sin(args)}, 1);
+  if (width % 2) emb = torch::cat({emb, torch::zeros({t.size(0), 1}, options)}, 1);
+  return emb;
+}
+
+// The schedule the keys describe; a ConfigError naming them when a β leaves (0, 1].
+std::unique_ptr<layers::DiffusionSchedule> diffusion_schedule(const config::Config& c,
+                                                              int64_t steps) {
+  const std::string name = c.get_string("noise_schedule");
+  std::vector<double> betas =
+      layers::diffusion_betas(name, steps, c.get_double("noise_scale"), c.get_double("noise_min"),
+                              c.get_double("noise_max"));
+  if (c.get_bool("beta_fixed")) betas[0] = kFirstFixedBeta;
+  for (size_t t = 0; t < betas.size(); ++t)
+    if (!(betas[t] > 0.0 && betas[t] <= 1.0))
+      throw ConfigError(
+          c.source("noise_scale") + ": DiffRec: noise_scale, noise_min, noise_max: the " + name +
+          " schedule gives beta_" + std::to_string(t) + " = " + std::to_string(betas[t]) +
+          "; every beta must lie in (0, 1] (set noise_scale 0 for no noise)");
+  return std::make_unique<layers::DiffusionSchedule>(std::move(betas));
+}
+
+}  // namespace
+
+DiffRec::DiffRec(const ModelContext& ctx)
+    : Model("DiffRec", ctx),
+      steps_(ctx.config.get_int("steps")),
+      time_width_(ctx.config.get_int("embedding_size")),
+      sampling_steps_(ctx.config.get_int("sampling_steps")),
+      history_per_step_(ctx.config.get_int("history_num_per_term")),
+      predicts_x0_(ctx.config.get_string("mean_type") == "x0"),
+      normalise_input_(ctx.config.get_bool("norm")),
+      sampling_noise_(ctx.config.get_bool("sampling_noise")) {
+  const config::Config& c = ctx.config;
+  if (sampling_steps_ > steps_)
+    throw ConfigError(c.source("sampling_steps") + ": DiffRec: sampling_steps: expected at most " +
+                      "steps (" + std::to_string(steps_) + "), got " +
+                      std::to_string(sampling_steps_));
+  const bool diffusing = c.get_double("noise_scale") != 0.0;
+  if (diffusing) schedule_ = diffusion_schedule(c, steps_);
+  if (sampling_steps_ > 0 && !diffusing)
+    throw ConfigError(c.source("sampling_steps") +
+                      ": DiffRec: sampling_steps: expected 0 when noise_scale is 0 (there is no "
+                      "forward process to noise the rows with), got " +
+                      std::to_string(sampling_steps_));
+  // RecBole turns reweighting off without noise; the weights are 1 at t = 0 either way.
+  reweight_ = diffusing && c.get_bool("reweight");
+  step_weights_.assign(static_cast<size_t>(steps_), 1.0);
+  if (reweight_)
+    for (int64_t t = 1; t < steps_; ++t) {
+      const auto& s = *schedule_;
+      step_weights_[t] =
+          predicts_x0_ ? s.snr(t - 1) - s.snr(t)
+                       : (1.0 - s.alphas_cumprod[t]) /
+                             (std::pow(1.0 - s.alphas_cumprod_prev[t], 2) * (1.0 - s.betas[t]));
+    }
+
+  std::vector<int64_t> sizes{ctx.n_items + time_width_};
+  for (int64_t d : c.get_int_list("dims_dnn")) sizes.push_back(d);
+  sizes.push_back(ctx.n_items);
+  time_layer_ = register_module("time_layer", torch::nn::Linear(time_width_, time_width_));
+  mlp_ = register_module(
+      "mlp", layers::MLP(sizes, 0.0, c.get_string("mlp_act_func"), /*last_activation=*/false));
+  layers::initialize(*this, layers::Init::kXavierNormal);
+  loss_history_ = torch::zeros({steps_, history_per_step_}, torch::kFloat64);
+  loss_count_ = torch::zeros({steps_}, torch::kInt64);
+  to(ctx.device.device());
+}
+
+torch::Tensor DiffRec::per_row(const std::vector<double>& coefficient, const torch::Tensor& t) {
+  return torch::tensor(coefficient, torch::kFloat64)
+      .to(t.device())
+      .index_select(0, t)
+      .to(torch::kFloat32)
+      .unsqueeze(1);
+}
+
+torch::Tensor DiffRec::denoise(const torch::Tensor& x, const torch::Tensor& t) {
+  const torch::Tensor emb = time_layer_->forward(timestep_embedding(t, time_width_));
+  const torch::Tensor h = normalise_input_
+                              ? layers::normalized_dropout(x, kInputDropout, is_training())
+                              : torch::dropout(x, kInputDropout, is_training());
+  return mlp_->forward(torch::cat({h, emb}, 1));
+}
+
+torch::Tensor DiffRec::diffuse(const torch::Tensor& x0, const torch::Tensor& t,
+                               const torch::Tensor& noise) const {
+  return per_row(schedule_->sqrt_alphas_cumprod, t) * x0 +
+         per_row(schedule_->sqrt_one_minus_alphas_cumprod, t) * noise;
+}
+
+std::pair<torch::Tensor, torch::Tensor> DiffRec::sample_timesteps(int64_t rows) {
+  const torch::Device device = device_manager().device();
+  const bool recorded = (loss_count_ == history_per_step_).all().item<bool>();
+  if (!recorded)
+    return {torch::randint(0, steps_, {rows}, torch::TensorOptions(torch::kInt64).device(device)),
+            torch::ones({rows}, torch::TensorOptions(torch::kFloat32).device(device))};
+  const torch::Tensor rms = loss_history_.pow(2).mean(1).sqrt();
+  const torch::Tensor p =
+      rms / rms.sum() * (1.0 - kUniformShare) + kUniformShare / static_cast<double>(steps_);
+  const torch::Tensor t = torch::multinomial(p, rows, /*replacement=*/true);
+  const torch::Tensor pt = p.index_select(0, t) * static_cast<double>(steps_);
+  return {t.to(device), pt.to(torch::kFloat32).to(device)};
+}
+
+void DiffRec::record_losses(const torch::Tensor& t, const torch::Tensor& losses) {
+  const torch::Tensor ts = t.to(torch::kCPU);
+  const torch::Tensor ls = losses.detach().to(torch::kCPU).to(torch::kFloat64);
+  auto step = ts.accessor<int64_t, 1>();
+  auto loss = ls.accessor<double, 1>();
+  auto history = loss_history_.accessor<double, 2>();
+  auto count = loss_count_.accessor<int64_t, 1>();
+  for (int64_t r = 0; r < ts.size(0); ++r) {
+    const int64_t s = step[r];
+    if (count[s] == history_per_step_) {  // full: drop the oldest
+      for (int64_t k = 0; k + 1 < history_per_step_; ++k) history[s][k] = history[s][k + 1];
+      history[s][history_per_step_ - 1] = loss[r];
+    } else {
+      history[s][count[s]++] = loss[r];
+    }
+  }
+}
+
+torch::Tensor DiffRec::calculate_loss(const data::Batch& batch) {
+  const torch::Tensor x0 = layers::user_rows(batch, train_, device_manager());
+  auto [t, pt] = sample_timesteps(x0.size(0));
+  const torch::Tensor noise = torch::randn_like(x0);
+  const torch::Tensor xt = schedule_ ? diffuse(x0, t, noise) : x0;
+  const torch::Tensor out = denoise(xt, t);
+  torch::Tensor loss = (out - (predicts_x0_ ? x0 : noise)).pow(2).mean(1);
+  if (!predicts_x0_ && reweight_) {
+    // RecBole's ε reweighting scores step 0 by the x₀ it implies, halved.
+    const torch::Tensor x0_hat = per_row(schedule_->sqrt_recip_alphas_cumprod, t) * xt -
+                                 per_row(schedule_->sqrt_recipm1_alphas_cumprod, t) * out;
+    loss = torch::where(t == 0, (x0 - x0_hat).pow(2).mean(1) / 2.0, loss);
+  }
+  loss = loss * per_row(step_weights_, t).squeeze(1);
+  record_losses(t, loss);
+  return (loss / pt).mean();
+}
+
+torch::Tensor DiffRec::full_sort_predict(const data::Batch& batch) {
+  torch::Tensor x = layers::user_rows(batch, train_, device_manager());
+  const auto steps_of = [&](int64_t s) {
+    return torch::full({x.size(0)}, s, torch::TensorOptions(torch::kInt64).device(x.device()));
+  };
+  if (sampling_steps_ > 0) x = diffuse(x, steps_of(sampling_steps_ - 1), torch::randn_like(x));
+  for (int64_t s = steps_ - 1; s >= 0; --s) {
+    const torch::Tensor out = denoise(x, steps_of(s));
+    if (!schedule_) {
+      x = out;
+      continue;
+    }
+    const auto& d = *schedule_;
+    const torch::Tensor x0_hat =
+        predicts_x0_ ? out
+                     : d.sqrt_recip_alphas_cumprod[s] * x - d.sqrt_recipm1_alphas_cumprod[s] * out;
+    torch::Tensor mean = d.posterior_mean_coef1[s] * x0_hat + d.posterior_mean_coef2[s] * x;
+    if (sampling_noise_ && s > 0)
+      mean = mean + std::exp(0.5 * d.posterior_log_variance_clipped[s]) * torch::randn_like(x);
+    x = mean;
+  }
+  return x;
+}
+
+void DiffRec::save_training_state(torch::serialize::OutputArchive& archive) const {
+  archive.write("diffrec_loss_history", loss_history_);
+  archive.write("diffrec_loss_count", loss_count_);
+}
+
+void DiffRec::load_training_state(torch::serialize::InputArchive& archive) {
+  torch::Tensor history, count;
+  archive.read("diffrec_loss_history", history);
+  archive.read("diffrec_loss_count", count);
+  loss_history_ = history.to(torch::kCPU).clone();
+  loss_count_ = count.to(torch::kCPU).clone();
+}
+
+RECBOLE_REGISTER_MODEL(DiffRec) {
+  using config::Key;
+  using config::KeyType;
+  register_model(
+      {"DiffRec",
+       Task::kGeneral,
+       InputType::kUserRows,
+       "Diffusion model over user rows: a denoiser recovers the noised rows; scores by the "
+       "reverse chain",
+       {Key("noise_schedule", KeyType::kString)
+            .choices({"linear", "linear-var", "cosine", "binomial"})
+            .help("How the noise grows over the steps"),
+        Key("noise_scale", KeyType::kFloat)
+            .min(0)
+            .help("Scale of the linear schedules' noise; 0 "
+                  "turns the diffusion off"),
+        Key("noise_min", KeyType::kFloat)
+            .min(0)
+            .help("Lower end of the linear schedules (× "
+                  "noise_scale)"),
+        Key("noise_max", KeyType::kFloat)
+            .min(0)
+            .help("Upper end of the linear schedules (× "
+                  "noise_scale)"),
+        Key("sampling_noise", KeyType::kBool)
+            .help("Add the posterior's noise in the reverse "
+                  "chain when scoring"),
+        Key("sampling_steps", KeyType::kInt)
+            .min(0)
+            .help("Noise the history to this step before scoring (0: start from the history; at "
+                  "most steps)"),
+        Key("reweight", KeyType::kBool).help("Weight each step's loss by its SNR drop"),
+        Key("mean_type", KeyType::kString)
+            .choices({"x0", "eps"})
+            .help("What the denoiser predicts: the clean row or the noise"),
+        Key("steps", KeyType::kInt).min(1).help("Diffusion steps"),
+        Key("history_num_per_term", KeyType::kInt)
+            .min(1)
+            .help("Losses recorded per step before timesteps are importance-sampled"),
+        Key("beta_fixed", KeyType::kBool).help("Fix the first step's beta at 1e-5"),
+        Key("dims_dnn", KeyType::kIntList).min(1).help("Hidden sizes of the denoiser"),
+        Key("embedding_size", KeyType::kInt).min(1).help("Width of the timestep embedding"),
+        Key("mlp_act_func", KeyType::kString)
+            .choices({"relu", "tanh", "sigmoid", "leakyrelu", "none"})
+            .help("Activation between the denoiser's layers"),
+        Key("norm", KeyType::kBool).help("L2-normalise the input rows before the denoiser"),
+        Key("time-aware", KeyType::kBool)
+            .check([](const YAML::Node& v) {
+              if (v.as<bool>())
+                throw config::InvalidValue(
+                    "",
+                    "false (time-aware weights, RecBole's T-DiffRec: a RecBole key not "
+                    "supported yet)",
+                    v);
+              return v;
+            })
+            .help("Weight a user's interactions by their time order (T-DiffRec; not supported "
+                  "yet: false only)"),
+        Key("w_max", KeyType::kFloat)
+            .help("Weight of a user's latest interaction (time-aware "
+                  "only)"),
+        Key("w_min", KeyType::kFloat)
+            .help("Weight of a user's earliest interaction (time-aware "
+                  "only)")},
+       [](const ModelContext& ctx) { return std::make_shared<DiffRec>(ctx); }});
+}
+
+}  // namespace recbole::models
