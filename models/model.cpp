@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "recbole/config/model_keys.h"
+#include "recbole/config/unported_models.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/torch_compat.h"
 
@@ -143,6 +144,11 @@ const ModelDescriptor& find_model(const std::string& name) {
   if (it == registry().end()) {
     std::string known;
     for (const auto& [n, e] : registry()) known += (known.empty() ? "" : ", ") + n;
+    if (config::is_unported_model(name))
+      throw ConfigError("model: " + name +
+                        " is a RecBole model not supported yet (not implemented in this "
+                        "version); models implemented: " +
+                        known);
     throw ConfigError("model: unknown model \"" + name + "\"; known models: " + known);
   }
   return it->second;

@@ -12,6 +12,7 @@
 #include "recbole/config/config_keys.h"
 #include "recbole/config/embedded_configs.h"
 #include "recbole/config/model_keys.h"
+#include "recbole/config/unported_models.h"
 #include "recbole/config/yaml_documents.h"
 #include "recbole/evaluator/metric_registry.h"
 #include "recbole/utils/error.h"
@@ -76,6 +77,13 @@ std::string unknown_key_message(const std::string& key) {
   // Keys RecBole renamed get a pointer to their successor rather than an edit-distance guess.
   if (key == "neg_sampling" || key == "training_neg_sample_num")
     return "unknown config key \"" + key + "\" (an old RecBole key); use \"train_neg_sample_args\"";
+  const std::vector<std::string> owners = unported_models_with_key(key);
+  if (!owners.empty()) {
+    std::string names;
+    for (const std::string& m : owners) names += (names.empty() ? "" : ", ") + m;
+    return key + ": a RecBole key not supported yet (a key of RecBole's " + names +
+           (owners.size() == 1 ? " model" : " models") + ", not implemented in this version)";
+  }
   std::string msg = "unknown config key \"" + key + "\"";
   std::string near = nearest_key(key);
   if (!near.empty()) return msg + "; did you mean \"" + near + "\"?";

@@ -57,6 +57,37 @@ TEST_CASE("a RecBole key whose feature is missing is refused as not supported ye
   }
 }
 
+TEST_CASE(
+    "a key of a RecBole model not implemented yet is refused as not supported yet, naming "
+    "the models",
+    "[config]") {
+  recbole::config::ConfigSources s;
+  s.model = "BPR";
+  s.dataset = "ml-100k";
+  for (const auto& [key, models] : std::vector<std::pair<std::string, std::string>>{
+           {"gru_type", "RecBole's DIEN model"},
+           {"n_facet_all", "RecBole's GRU4RecCPR, SASRecCPR models"},
+           {"critic_layers", "RecBole's RaCT model"},
+           {"lgb_params", "RecBole's lightgbm model"}}) {
+    INFO(key);
+    s.api_overrides = {{key, "1"}};
+    try {
+      recbole::config::Config::build(s);
+      FAIL("accepted");
+    } catch (const recbole::ConfigError& e) {
+      CHECK_THAT(e.what(), Catch::Contains(key + ": a RecBole key not supported yet (a key of " +
+                                           models + ", not implemented in this version)"));
+    }
+  }
+  // A made-up key stays unknown, with the nearest declared key suggested.
+  s.api_overrides = {{"gru_typo", "1"}};
+  CHECK_THROWS_WITH(recbole::config::Config::build(s), Catch::Contains("unknown config key"));
+  // A key an implemented model declares stays that model's (DiffRec's, not LDiffRec's).
+  s.api_overrides = {{"noise_schedule", "linear"}};
+  CHECK_THROWS_WITH(recbole::config::Config::build(s),
+                    Catch::Contains("BPR has no key \"noise_schedule\""));
+}
+
 TEST_CASE("transform accepts BERT4Rec's mask_itemseq", "[config]") {
   recbole::config::ConfigSources s;
   s.dataset = "ml-100k";

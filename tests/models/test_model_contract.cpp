@@ -182,6 +182,13 @@ TEST_CASE("an unknown model name is a ConfigError listing the known models", "[m
   }
 }
 
+TEST_CASE("a RecBole model not implemented yet is named as such", "[models]") {
+  CHECK_THROWS_WITH(recbole::models::find_model("S3Rec"),
+                    Catch::Contains("model: S3Rec is a RecBole model not supported yet"));
+  CHECK_THROWS_WITH(recbole::models::find_model("S3Recc"),
+                    Catch::Contains("model: unknown model \"S3Recc\""));
+}
+
 TEST_CASE("docs/models.md lists every registered model with its task and input type", "[models]") {
   std::ifstream in(std::string(RECBOLE_SOURCE_DIR) + "/docs/models.md");
   REQUIRE(in);
