@@ -33,6 +33,10 @@ namespace recbole::config {
 class Config;
 }
 
+namespace recbole::data {
+struct Split;
+}
+
 namespace recbole::pipeline {
 class TrainingSource;
 }
@@ -72,6 +76,12 @@ struct ModelContext {
   // float32 on the CPU; row 0, the padding, zeros), for a model that starts from given vectors
   // (RecBole's dataset.get_preload_weight). nullptr or empty when the key is not set.
   const std::map<std::string, torch::Tensor>* preload_weights = nullptr;
+  // General and knowledge tasks: the training interactions one row each, in split order
+  // (duplicates kept), and the dataset's time field indexed by Split::rows (null when the
+  // dataset has no float time field), for models that weigh interactions by time (DiffRec's
+  // time-aware rows). Both null elsewhere (and in a model rebuilt from a checkpoint).
+  const data::Split* train_split = nullptr;
+  const std::vector<double>* inter_times = nullptr;
 };
 
 // What the trainer offers a training step.

@@ -1,11 +1,15 @@
 #include "models/general/diffrec.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <numeric>
 #include <string>
 
 #include "models/layers/autoencoder.h"
 #include "models/layers/init.h"
 #include "recbole/config/config.h"
+#include "recbole/data/split.h"
 #include "recbole/utils/error.h"
 
 namespace recbole::models {
@@ -55,7 +59,8 @@ DiffRec::DiffRec(const ModelContext& ctx)
       history_per_step_(ctx.config.get_int("history_num_per_term")),
       predicts_x0_(ctx.config.get_string("mean_type") == "x0"),
       normalise_input_(ctx.config.get_bool("norm")),
-      sampling_noise_(ctx.config.get_bool("sampling_noise")) {
+      sampling_noise_(ctx.config.get_bool("sampling_noise")),
+      time_aware_(ctx.config.get_bool("time-aware")) {
   const config::Config& c = ctx.config;
   if (sampling_steps_ > steps_)
     throw ConfigError(c.source("sampling_steps") + ": DiffRec: sampling_steps: expected at most " +
@@ -87,9 +92,64 @@ DiffRec::DiffRec(const ModelContext& ctx)
   mlp_ = register_module(
       "mlp", layers::MLP(sizes, 0.0, c.get_string("mlp_act_func"), /*last_activation=*/false));
   layers::initialize(*this, layers::Init::kXavierNormal);
+  if (time_aware_) build_time_weights(ctx);
   loss_history_ = torch::zeros({steps_, history_per_step_}, torch::kFloat64);
   loss_count_ = torch::zeros({steps_}, torch::kInt64);
   to(ctx.device.device());
+}
+
+void DiffRec::build_time_weights(const ModelContext& ctx) {
+  const double w_min = ctx.config.get_double("w_min"), w_max = ctx.config.get_double("w_max");
+  std::vector<std::vector<std::pair<int64_t, float>>> by_user(static_cast<size_t>(ctx.n_users));
+  if (ctx.train_split && ctx.inter_times) {
+    const data::Split& train = *ctx.train_split;
+    // RecBole sorts the training interactions by time, stably, as float32.
+    std::vector<int64_t> order(static_cast<size_t>(train.size()));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return static_cast<float>((*ctx.inter_times)[train.rows[a]]) <
+             static_cast<float>((*ctx.inter_times)[train.rows[b]]);
+    });
+    for (int64_t k : order) by_user[train.users[k]].emplace_back(train.items[k], 0.0f);
+  } else if (ctx.train_split) {  // a run on a dataset without times (no split: a checkpoint's)
+    throw ConfigError(ctx.config.source("time-aware") +
+                      ": DiffRec: time-aware: true needs the training interactions' times: a "
+                      "general-task run on a dataset whose time field (" +
+                      ctx.config.get_string("TIME_FIELD") + ") is loaded as a float column");
+  }
+  std::vector<int64_t> indptr{0}, items;
+  std::vector<float> weights;
+  for (auto& row : by_user) {
+    const size_t n = row.size();
+    std::map<int64_t, float> latest;  // an item seen twice keeps its later weight
+    for (size_t j = 0; j < n; ++j)
+      latest[row[j].first] = static_cast<float>(
+          n == 1 ? w_min : w_min + (w_max - w_min) * static_cast<double>(j) / (n - 1));
+    for (const auto& [item, w] : latest) items.push_back(item), weights.push_back(w);
+    indptr.push_back(static_cast<int64_t>(items.size()));
+  }
+  time_indptr_ = register_buffer("time_indptr", torch::tensor(indptr, torch::kInt64));
+  time_items_ = register_buffer("time_items", torch::tensor(items, torch::kInt64));
+  time_weights_ = register_buffer("time_weights", torch::tensor(weights, torch::kFloat32));
+}
+
+torch::Tensor DiffRec::rows(const data::Batch& batch) const {
+  if (!time_aware_) return layers::user_rows(batch, train_, device_manager());
+  const torch::Tensor users = batch.users.to(time_indptr_.device());
+  const torch::Tensor start = time_indptr_.index_select(0, users);
+  const torch::Tensor length = time_indptr_.index_select(0, users + 1) - start;
+  const torch::Tensor row = torch::repeat_interleave(length);
+  // Position of each entry within its user's CSR run, then in the flat arrays.
+  const torch::Tensor run_start = (length.cumsum(0) - length).index_select(0, row);
+  const torch::Tensor flat =
+      torch::arange(row.size(0), row.options()) - run_start + start.index_select(0, row);
+  torch::Tensor x = torch::zeros({users.size(0), n_items()},
+                                 time_weights_.options().device(time_indptr_.device()));
+  x.index_put_({row, time_items_.index_select(0, flat)}, time_weights_.index_select(0, flat));
+  // A history given for the padding user (serving an unseen user) is taken as given.
+  if (batch.history.defined())
+    x = torch::where((users == 0).unsqueeze(1), batch.history.to(x.device()), x);
+  return x;
 }
 
 torch::Tensor DiffRec::per_row(const std::vector<double>& coefficient, const torch::Tensor& t) {
@@ -147,7 +207,7 @@ void DiffRec::record_losses(const torch::Tensor& t, const torch::Tensor& losses)
 }
 
 torch::Tensor DiffRec::calculate_loss(const data::Batch& batch) {
-  const torch::Tensor x0 = layers::user_rows(batch, train_, device_manager());
+  const torch::Tensor x0 = rows(batch);
   auto [t, pt] = sample_timesteps(x0.size(0));
   const torch::Tensor noise = torch::randn_like(x0);
   const torch::Tensor xt = schedule_ ? diffuse(x0, t, noise) : x0;
@@ -165,7 +225,7 @@ torch::Tensor DiffRec::calculate_loss(const data::Batch& batch) {
 }
 
 torch::Tensor DiffRec::full_sort_predict(const data::Batch& batch) {
-  torch::Tensor x = layers::user_rows(batch, train_, device_manager());
+  torch::Tensor x = rows(batch);
   const auto steps_of = [&](int64_t s) {
     return torch::full({x.size(0)}, s, torch::TensorOptions(torch::kInt64).device(x.device()));
   };
@@ -248,23 +308,10 @@ RECBOLE_REGISTER_MODEL(DiffRec) {
             .help("Activation between the denoiser's layers"),
         Key("norm", KeyType::kBool).help("L2-normalise the input rows before the denoiser"),
         Key("time-aware", KeyType::kBool)
-            .check([](const YAML::Node& v) {
-              if (v.as<bool>())
-                throw config::InvalidValue(
-                    "",
-                    "false (time-aware weights, RecBole's T-DiffRec: a RecBole key not "
-                    "supported yet)",
-                    v);
-              return v;
-            })
-            .help("Weight a user's interactions by their time order (T-DiffRec; not supported "
-                  "yet: false only)"),
-        Key("w_max", KeyType::kFloat)
-            .help("Weight of a user's latest interaction (time-aware "
-                  "only)"),
-        Key("w_min", KeyType::kFloat)
-            .help("Weight of a user's earliest interaction (time-aware "
-                  "only)")},
+            .help("Weight a user's training interactions w_min … w_max in time order "
+                  "(T-DiffRec)"),
+        Key("w_max", KeyType::kFloat).help("Weight of a user's latest interaction (time-aware)"),
+        Key("w_min", KeyType::kFloat).help("Weight of a user's earliest interaction (time-aware)")},
        [](const ModelContext& ctx) { return std::make_shared<DiffRec>(ctx); }});
 }
 

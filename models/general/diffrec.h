@@ -18,6 +18,11 @@
 // the denoiser applied `steps` times. Cost: `steps` denoiser passes ([B, n_items] products) per
 // evaluation batch.
 //
+// time-aware (RecBole's T-DiffRec): a user's training interactions, taken in time order
+// (stable), weigh w_min … w_max evenly spaced instead of 1, in the rows trained on and scored
+// from; the weights are buffers (a checkpoint carries them to serving). A history given at
+// serving time (user 0) is taken as given.
+//
 // The recorded per-step losses are training state (in a resume checkpoint; RecBole keeps them
 // out of every checkpoint). All tensors on the model's device except that record (CPU float64).
 #include <utility>
@@ -56,7 +61,13 @@ class DiffRec : public Model {
   // The weight of a row's loss at each step (1 everywhere without reweighting).
   const std::vector<double>& step_weights() const { return step_weights_; }
 
+  // The rows x₀ of the batch's users ([B, n_items] float32 on the device): 0/1, or
+  // time-weighted.
+  torch::Tensor rows(const data::Batch& batch) const;
+
  private:
+  // time-aware: the weighted rows (CSR buffers) from ctx's training interactions and times.
+  void build_time_weights(const ModelContext& ctx);
   // coefficient[t] per row of t: [B] int64 → [B, 1] float32 on t's device.
   static torch::Tensor per_row(const std::vector<double>& coefficient, const torch::Tensor& t);
 
@@ -65,7 +76,9 @@ class DiffRec : public Model {
   std::unique_ptr<layers::DiffusionSchedule> schedule_;
   std::vector<double> step_weights_;
   int64_t steps_, time_width_, sampling_steps_, history_per_step_;
-  bool predicts_x0_, normalise_input_, sampling_noise_, reweight_ = false;
+  bool predicts_x0_, normalise_input_, sampling_noise_, reweight_ = false, time_aware_;
+  // time-aware: CSR rows of the weights ([n_users + 1] int64, [nnz] int64, [nnz] float32).
+  torch::Tensor time_indptr_, time_items_, time_weights_;
   torch::Tensor loss_history_;  // [steps, history_num_per_term] float64, CPU
   torch::Tensor loss_count_;    // [steps] int64, CPU
 };

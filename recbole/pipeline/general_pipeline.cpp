@@ -2,6 +2,7 @@
 
 #include "recbole/config/config.h"
 #include "recbole/config/eval_mode.h"
+#include "recbole/data/dataset.h"
 #include "recbole/data/split.h"
 #include "recbole/utils/error.h"
 
@@ -27,17 +28,27 @@ std::vector<int64_t> item_counts(const std::vector<int32_t>& items, int64_t n_it
 
 }  // namespace
 
+const std::vector<double>* inter_time_column(const data::Dataset& dataset) {
+  const std::string& field = dataset.options().time_field;
+  if (!dataset.has_inter_field(field) ||
+      dataset.inter_table().column(field).type != data::FieldType::kFloat)
+    return nullptr;
+  return &dataset.inter_floats(field);
+}
+
 GeneralPipeline::GeneralPipeline(const config::Config& config, const data::SplitDataset& split,
-                                 int64_t n_users, int64_t n_items)
+                                 int64_t n_users, int64_t n_items,
+                                 const std::vector<double>* inter_times)
     : config_(config),
       split_(split),
+      inter_times_(inter_times),
       n_users_(n_users),
       n_items_(n_items),
-      train_(n_users, n_items, split.train.users, split.train.items),
-      valid_(n_users, n_items, split.valid.users, split.valid.items),
-      test_(n_users, n_items, split.test.users, split.test.items),
+      train_(n_users_, n_items_, split.train.users, split.train.items),
+      valid_(n_users_, n_items_, split.valid.users, split.valid.items),
+      test_(n_users_, n_items_, split.test.users, split.test.items),
       train_valid_(data::InteractionMatrix::merge(train_, valid_)),
-      item_count_(item_counts(split.train.items, n_items)),
+      item_count_(item_counts(split.train.items, n_items_)),
       // Validation masks the training items; the test masks train and valid.
       valid_source_(valid_, &train_),
       test_source_(test_, &train_valid_) {
@@ -56,6 +67,8 @@ TaskPipeline::SplitSizes GeneralPipeline::split_sizes() const {
 models::ModelContext GeneralPipeline::model_context(const DeviceManager& device) const {
   models::ModelContext ctx{config_, n_users_, n_items_, train_, device};
   ctx.preload_weights = preload_weights_;
+  ctx.train_split = &split_.train;
+  ctx.inter_times = inter_times_;
   return ctx;
 }
 

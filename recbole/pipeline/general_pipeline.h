@@ -8,11 +8,16 @@
 
 namespace recbole::pipeline {
 
+// The dataset's time field when it is loaded as a float column, else null.
+const std::vector<double>* inter_time_column(const data::Dataset& dataset);
+
 class GeneralPipeline : public TaskPipeline {
  public:
   // Throws ConfigError for the labeled evaluation mode (this task has no labels).
+  // inter_times: the interactions' time field (indexed by Split::rows), for the models that
+  // weigh interactions by time; null when the dataset has none.
   GeneralPipeline(const config::Config& config, const data::SplitDataset& split, int64_t n_users,
-                  int64_t n_items);
+                  int64_t n_items, const std::vector<double>* inter_times = nullptr);
 
   models::ModelContext model_context(const DeviceManager& device) const override;
   std::unique_ptr<TrainingSource> training_source(models::InputType input, const std::string& model,
@@ -26,6 +31,8 @@ class GeneralPipeline : public TaskPipeline {
  private:
   const config::Config& config_;
   const data::SplitDataset& split_;
+  // The interactions' time field (indexed by Split::rows); null when the dataset has none.
+  const std::vector<double>* inter_times_;
   int64_t n_users_, n_items_;
   data::InteractionMatrix train_, valid_, test_, train_valid_;
   std::vector<int64_t> item_count_;

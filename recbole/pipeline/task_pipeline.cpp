@@ -17,7 +17,8 @@ std::unique_ptr<TaskPipeline> pipeline_of(models::Task task, const config::Confi
                                           const data::Dataset& dataset,
                                           const data::SplitDataset& split) {
   if (task == models::Task::kGeneral)
-    return std::make_unique<GeneralPipeline>(config, split, dataset.n_users(), dataset.n_items());
+    return std::make_unique<GeneralPipeline>(config, split, dataset.n_users(), dataset.n_items(),
+                                             inter_time_column(dataset));
   if (task == models::Task::kSequential)
     return std::make_unique<SequentialPipeline>(config, dataset);
   if (task == models::Task::kContext)

@@ -4,6 +4,7 @@
 // schedule, ENMF's pad-slot quirk; and bad key values as ConfigErrors naming the key.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -23,6 +24,7 @@
 #include "models/layers/diffusion.h"
 #include "models/layers/history.h"
 #include "recbole/data/dense_rows.h"
+#include "recbole/data/split.h"
 #include "recbole/utils/error.h"
 #include "tests/models/model_fixture.h"
 
@@ -30,6 +32,7 @@ using recbole::testing::cpu_model_config;
 using recbole::testing::model_config;
 using recbole::testing::ModelHarness;
 using recbole::testing::TinyData;
+using recbole::testing::user_batch;
 namespace layers = recbole::models::layers;
 
 namespace {
@@ -454,7 +457,6 @@ TEST_CASE("autoencoder keys out of bounds are ConfigErrors naming the model and 
   expect_bad_key("DiffRec", "steps", "0");
   expect_bad_key("DiffRec", "mean_type", "v");
   expect_bad_key("DiffRec", "noise_schedule", "sigmoid");
-  expect_bad_key("DiffRec", "time-aware", "true");
 }
 
 // ---- DiffRec ----
@@ -654,4 +656,45 @@ TEST_CASE("DiffRec: settings RecBole would crash on are ConfigErrors naming the 
              Catch::Contains("beta_0 = 0"));
   // noise_scale 0 is a plain denoiser applied `steps` times (RecBole's #1915).
   CHECK(build_error({{"noise_scale", "0"}}) == "no error");
+}
+
+TEST_CASE("DiffRec time-aware: a user's interactions weigh w_min … w_max in time order",
+          "[models][autoencoder][diffrec]") {
+  TinyData d;
+  // Training rows in split order: (user, item, time). User 1 in time order: item 1 (t 2),
+  // item 3 and item 2 (both t 5: split order kept), item 1 again (t 9, its later weight kept);
+  // user 2 has one interaction (w_min).
+  recbole::data::Split train;
+  const std::vector<double> times{5, 2, 1, 5, 9, 0};
+  const std::vector<std::array<int32_t, 2>> pairs{{1, 3}, {1, 1}, {2, 2}, {1, 2}, {1, 1}};
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    train.rows.push_back(static_cast<int64_t>(k));
+    train.users.push_back(pairs[k][0]);
+    train.items.push_back(pairs[k][1]);
+  }
+  ModelHarness h(cpu_model_config("DiffRec", {{"time-aware", "true"}, {"w_min", "0.1"}}), d);
+  h.ctx.train_split = &train;
+  h.ctx.inter_times = &times;
+  auto model = std::dynamic_pointer_cast<recbole::models::DiffRec>(h.create());
+  REQUIRE(model != nullptr);
+  recbole::data::Batch b = user_batch(h.device, {1, 2, 3, 0});
+  b.history = torch::zeros({4, d.n_items});
+  b.history[3][7] = 1;  // a history given for the padding user is taken as given
+  torch::Tensor expected = torch::zeros({4, d.n_items});
+  expected[0][1] = 1.0, expected[0][3] = 0.4, expected[0][2] = 0.7;
+  expected[1][2] = 0.1;
+  expected[3][7] = 1;
+  CHECK(torch::allclose(model->rows(b), expected, 1e-6, 1e-7));
+  // The weights travel in the checkpoint: a model rebuilt without times scores the same.
+  ModelHarness bare(cpu_model_config("DiffRec", {{"time-aware", "true"}, {"w_min", "0.1"}}), d);
+  auto loaded = bare.create();
+  recbole::testing::save_and_load(*model, *loaded, bare.device.device());
+  model->eval();
+  torch::NoGradGuard no_grad;
+  CHECK(torch::equal(loaded->full_sort_predict(b), model->full_sort_predict(b)));
+  // A run whose dataset has no time field is refused, naming the key.
+  ModelHarness no_times(cpu_model_config("DiffRec", {{"time-aware", "true"}}), d);
+  no_times.ctx.train_split = &train;
+  CHECK_THROWS_WITH(no_times.create(), Catch::Contains("time-aware: true needs the training "
+                                                       "interactions' times"));
 }
