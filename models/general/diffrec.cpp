@@ -34,6 +34,7 @@ torch::Tensor timestep_embedding(const torch::Tensor& t, int64_t width) {
 
 // The schedule the keys describe; a ConfigError naming them when a β leaves (0, 1].
 std::unique_ptr<layers::DiffusionSchedule> diffusion_schedule(const config::Config& c,
+                                                              const std::string& model,
                                                               int64_t steps) {
   const std::string name = c.get_string("noise_schedule");
   std::vector<double> betas =
@@ -51,8 +52,10 @@ std::unique_ptr<layers::DiffusionSchedule> diffusion_schedule(const config::Conf
 
 }  // namespace
 
-DiffRec::DiffRec(const ModelContext& ctx)
-    : Model("DiffRec", ctx),
+DiffRec::DiffRec(const ModelContext& ctx) : DiffRec(ctx, "DiffRec", ctx.n_items) {}
+
+DiffRec::DiffRec(const ModelContext& ctx, const std::string& name, int64_t width)
+    : Model(name, ctx),
       steps_(ctx.config.get_int("steps")),
       time_width_(ctx.config.get_int("embedding_size")),
       sampling_steps_(ctx.config.get_int("sampling_steps")),
@@ -63,14 +66,14 @@ DiffRec::DiffRec(const ModelContext& ctx)
       time_aware_(ctx.config.get_bool("time-aware")) {
   const config::Config& c = ctx.config;
   if (sampling_steps_ > steps_)
-    throw ConfigError(c.source("sampling_steps") + ": DiffRec: sampling_steps: expected at most " +
-                      "steps (" + std::to_string(steps_) + "), got " +
-                      std::to_string(sampling_steps_));
+    throw ConfigError(c.source("sampling_steps") + ": " + name +
+                      ": sampling_steps: expected at most " + "steps (" + std::to_string(steps_) +
+                      "), got " + std::to_string(sampling_steps_));
   const bool diffusing = c.get_double("noise_scale") != 0.0;
-  if (diffusing) schedule_ = diffusion_schedule(c, steps_);
+  if (diffusing) schedule_ = diffusion_schedule(c, name, steps_);
   if (sampling_steps_ > 0 && !diffusing)
-    throw ConfigError(c.source("sampling_steps") +
-                      ": DiffRec: sampling_steps: expected 0 when noise_scale is 0 (there is no "
+    throw ConfigError(c.source("sampling_steps") + ": " + name +
+                      ": sampling_steps: expected 0 when noise_scale is 0 (there is no "
                       "forward process to noise the rows with), got " +
                       std::to_string(sampling_steps_));
   // RecBole turns reweighting off without noise; the weights are 1 at t = 0 either way.
@@ -85,9 +88,9 @@ DiffRec::DiffRec(const ModelContext& ctx)
                              (std::pow(1.0 - s.alphas_cumprod_prev[t], 2) * (1.0 - s.betas[t]));
     }
 
-  std::vector<int64_t> sizes{ctx.n_items + time_width_};
+  std::vector<int64_t> sizes{width + time_width_};
   for (int64_t d : c.get_int_list("dims_dnn")) sizes.push_back(d);
-  sizes.push_back(ctx.n_items);
+  sizes.push_back(width);
   time_layer_ = register_module("time_layer", torch::nn::Linear(time_width_, time_width_));
   mlp_ = register_module(
       "mlp", layers::MLP(sizes, 0.0, c.get_string("mlp_act_func"), /*last_activation=*/false));
@@ -112,8 +115,8 @@ void DiffRec::build_time_weights(const ModelContext& ctx) {
     });
     for (int64_t k : order) by_user[train.users[k]].emplace_back(train.items[k], 0.0f);
   } else if (ctx.train_split) {  // a run on a dataset without times (no split: a checkpoint's)
-    throw ConfigError(ctx.config.source("time-aware") +
-                      ": DiffRec: time-aware: true needs the training interactions' times: a "
+    throw ConfigError(ctx.config.source("time-aware") + ": " + name() +
+                      ": time-aware: true needs the training interactions' times: a "
                       "general-task run on a dataset whose time field (" +
                       ctx.config.get_string("TIME_FIELD") + ") is loaded as a float column");
   }
@@ -206,26 +209,25 @@ void DiffRec::record_losses(const torch::Tensor& t, const torch::Tensor& losses)
   }
 }
 
-torch::Tensor DiffRec::calculate_loss(const data::Batch& batch) {
-  const torch::Tensor x0 = rows(batch);
+DiffRec::DiffusionLoss DiffRec::diffusion_loss(const torch::Tensor& x0) {
   auto [t, pt] = sample_timesteps(x0.size(0));
   const torch::Tensor noise = torch::randn_like(x0);
   const torch::Tensor xt = schedule_ ? diffuse(x0, t, noise) : x0;
   const torch::Tensor out = denoise(xt, t);
   torch::Tensor loss = (out - (predicts_x0_ ? x0 : noise)).pow(2).mean(1);
-  if (!predicts_x0_ && reweight_) {
+  torch::Tensor x0_hat = out;
+  if (!predicts_x0_ && schedule_) {
+    x0_hat = per_row(schedule_->sqrt_recip_alphas_cumprod, t) * xt -
+             per_row(schedule_->sqrt_recipm1_alphas_cumprod, t) * out;
     // RecBole's ε reweighting scores step 0 by the x₀ it implies, halved.
-    const torch::Tensor x0_hat = per_row(schedule_->sqrt_recip_alphas_cumprod, t) * xt -
-                                 per_row(schedule_->sqrt_recipm1_alphas_cumprod, t) * out;
-    loss = torch::where(t == 0, (x0 - x0_hat).pow(2).mean(1) / 2.0, loss);
+    if (reweight_) loss = torch::where(t == 0, (x0 - x0_hat).pow(2).mean(1) / 2.0, loss);
   }
   loss = loss * per_row(step_weights_, t).squeeze(1);
   record_losses(t, loss);
-  return (loss / pt).mean();
+  return {(loss / pt).mean(), x0_hat};
 }
 
-torch::Tensor DiffRec::full_sort_predict(const data::Batch& batch) {
-  torch::Tensor x = rows(batch);
+torch::Tensor DiffRec::reverse_chain(torch::Tensor x) {
   const auto steps_of = [&](int64_t s) {
     return torch::full({x.size(0)}, s, torch::TensorOptions(torch::kInt64).device(x.device()));
   };
@@ -248,6 +250,14 @@ torch::Tensor DiffRec::full_sort_predict(const data::Batch& batch) {
   return x;
 }
 
+torch::Tensor DiffRec::calculate_loss(const data::Batch& batch) {
+  return diffusion_loss(rows(batch)).loss;
+}
+
+torch::Tensor DiffRec::full_sort_predict(const data::Batch& batch) {
+  return reverse_chain(rows(batch));
+}
+
 void DiffRec::save_training_state(torch::serialize::OutputArchive& archive) const {
   archive.write("diffrec_loss_history", loss_history_);
   archive.write("diffrec_loss_count", loss_count_);
@@ -261,58 +271,60 @@ void DiffRec::load_training_state(torch::serialize::InputArchive& archive) {
   loss_count_ = count.to(torch::kCPU).clone();
 }
 
-RECBOLE_REGISTER_MODEL(DiffRec) {
+std::vector<config::KeyDecl> DiffRec::diffusion_keys() {
   using config::Key;
   using config::KeyType;
-  register_model(
-      {"DiffRec",
-       Task::kGeneral,
-       InputType::kUserRows,
-       "Diffusion model over user rows: a denoiser recovers the noised rows; scores by the "
-       "reverse chain",
-       {Key("noise_schedule", KeyType::kString)
-            .choices({"linear", "linear-var", "cosine", "binomial"})
-            .help("How the noise grows over the steps"),
-        Key("noise_scale", KeyType::kFloat)
-            .min(0)
-            .help("Scale of the linear schedules' noise; 0 "
-                  "turns the diffusion off"),
-        Key("noise_min", KeyType::kFloat)
-            .min(0)
-            .help("Lower end of the linear schedules (× "
-                  "noise_scale)"),
-        Key("noise_max", KeyType::kFloat)
-            .min(0)
-            .help("Upper end of the linear schedules (× "
-                  "noise_scale)"),
-        Key("sampling_noise", KeyType::kBool)
-            .help("Add the posterior's noise in the reverse "
-                  "chain when scoring"),
-        Key("sampling_steps", KeyType::kInt)
-            .min(0)
-            .help("Noise the history to this step before scoring (0: start from the history; at "
-                  "most steps)"),
-        Key("reweight", KeyType::kBool).help("Weight each step's loss by its SNR drop"),
-        Key("mean_type", KeyType::kString)
-            .choices({"x0", "eps"})
-            .help("What the denoiser predicts: the clean row or the noise"),
-        Key("steps", KeyType::kInt).min(1).help("Diffusion steps"),
-        Key("history_num_per_term", KeyType::kInt)
-            .min(1)
-            .help("Losses recorded per step before timesteps are importance-sampled"),
-        Key("beta_fixed", KeyType::kBool).help("Fix the first step's beta at 1e-5"),
-        Key("dims_dnn", KeyType::kIntList).min(1).help("Hidden sizes of the denoiser"),
-        Key("embedding_size", KeyType::kInt).min(1).help("Width of the timestep embedding"),
-        Key("mlp_act_func", KeyType::kString)
-            .choices({"relu", "tanh", "sigmoid", "leakyrelu", "none"})
-            .help("Activation between the denoiser's layers"),
-        Key("norm", KeyType::kBool).help("L2-normalise the input rows before the denoiser"),
-        Key("time-aware", KeyType::kBool)
-            .help("Weight a user's training interactions w_min … w_max in time order "
-                  "(T-DiffRec)"),
-        Key("w_max", KeyType::kFloat).help("Weight of a user's latest interaction (time-aware)"),
-        Key("w_min", KeyType::kFloat).help("Weight of a user's earliest interaction (time-aware)")},
-       [](const ModelContext& ctx) { return std::make_shared<DiffRec>(ctx); }});
+  return {
+      Key("noise_schedule", KeyType::kString)
+          .choices({"linear", "linear-var", "cosine", "binomial"})
+          .help("How the noise grows over the steps"),
+      Key("noise_scale", KeyType::kFloat)
+          .min(0)
+          .help("Scale of the linear schedules' noise; 0 "
+                "turns the diffusion off"),
+      Key("noise_min", KeyType::kFloat)
+          .min(0)
+          .help("Lower end of the linear schedules (× "
+                "noise_scale)"),
+      Key("noise_max", KeyType::kFloat)
+          .min(0)
+          .help("Upper end of the linear schedules (× "
+                "noise_scale)"),
+      Key("sampling_noise", KeyType::kBool)
+          .help("Add the posterior's noise in the reverse "
+                "chain when scoring"),
+      Key("sampling_steps", KeyType::kInt)
+          .min(0)
+          .help("Noise the history to this step before scoring (0: start from the history; at "
+                "most steps)"),
+      Key("reweight", KeyType::kBool).help("Weight each step's loss by its SNR drop"),
+      Key("mean_type", KeyType::kString)
+          .choices({"x0", "eps"})
+          .help("What the denoiser predicts: the clean row or the noise"),
+      Key("steps", KeyType::kInt).min(1).help("Diffusion steps"),
+      Key("history_num_per_term", KeyType::kInt)
+          .min(1)
+          .help("Losses recorded per step before timesteps are importance-sampled"),
+      Key("beta_fixed", KeyType::kBool).help("Fix the first step's beta at 1e-5"),
+      Key("dims_dnn", KeyType::kIntList).min(1).help("Hidden sizes of the denoiser"),
+      Key("embedding_size", KeyType::kInt).min(1).help("Width of the timestep embedding"),
+      Key("mlp_act_func", KeyType::kString)
+          .choices({"relu", "tanh", "sigmoid", "leakyrelu", "none"})
+          .help("Activation between the denoiser's layers"),
+      Key("norm", KeyType::kBool).help("L2-normalise the input rows before the denoiser"),
+      Key("time-aware", KeyType::kBool)
+          .help("Weight a user's training interactions w_min … w_max in time order "
+                "(T-DiffRec)"),
+      Key("w_max", KeyType::kFloat).help("Weight of a user's latest interaction (time-aware)"),
+      Key("w_min", KeyType::kFloat).help("Weight of a user's earliest interaction (time-aware)")};
+}
+
+RECBOLE_REGISTER_MODEL(DiffRec) {
+  register_model({"DiffRec", Task::kGeneral, InputType::kUserRows,
+                  "Diffusion model over user rows: a denoiser recovers the noised rows; scores "
+                  "by the reverse chain",
+                  DiffRec::diffusion_keys(),
+                  [](const ModelContext& ctx) { return std::make_shared<DiffRec>(ctx); }});
 }
 
 }  // namespace recbole::models

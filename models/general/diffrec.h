@@ -25,6 +25,7 @@
 //
 // The recorded per-step losses are training state (in a resume checkpoint; RecBole keeps them
 // out of every checkpoint). All tensors on the model's device except that record (CPU float64).
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,8 @@ namespace recbole::models {
 class DiffRec : public Model {
  public:
   explicit DiffRec(const ModelContext& ctx);
+  // The keys of the diffusion, the denoiser and the time-aware rows (LDiffRec's too).
+  static std::vector<config::KeyDecl> diffusion_keys();
 
   // batch: users, history → scalar loss.
   torch::Tensor calculate_loss(const data::Batch& batch) override;
@@ -64,6 +67,21 @@ class DiffRec : public Model {
   // The rows x₀ of the batch's users ([B, n_items] float32 on the device): 0/1, or
   // time-weighted.
   torch::Tensor rows(const data::Batch& batch) const;
+
+ protected:
+  // A diffusion over vectors of `width` (DiffRec: the rows; LDiffRec: their latent codes),
+  // errors naming `name`.
+  DiffRec(const ModelContext& ctx, const std::string& name, int64_t width);
+
+  struct DiffusionLoss {
+    torch::Tensor loss;    // scalar: mean(weight · error / p_t)
+    torch::Tensor x0_hat;  // [B, width]: the denoiser's x₀ (from ε when mean_type is eps)
+  };
+  // One training draw for the clean vectors x0 ([B, width]; gradients flow into x0 too):
+  // timesteps, noise, the denoiser, the weighted loss (its per-row terms recorded).
+  DiffusionLoss diffusion_loss(const torch::Tensor& x0);
+  // The reverse chain from x ([B, width]) down to step 0 (see the header comment).
+  torch::Tensor reverse_chain(torch::Tensor x);
 
  private:
   // time-aware: the weighted rows (CSR buffers) from ctx's training interactions and times.

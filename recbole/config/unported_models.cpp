@@ -34,11 +34,6 @@ const std::vector<std::pair<std::string, std::string>>& unported_model_files() {
        "embedding_size high_order loss_type dropout_prob pooling_type_layer_1 "
        "pooling_type_layer_2"},
       {"KSR", "embedding_size hidden_size num_layers dropout_prob loss_type freeze_kg gamma"},
-      {"LDiffRec",
-       "n_cate reparam in_dims out_dims ae_act_func lamda anneal_cap anneal_steps "
-       "vae_anneal_cap vae_anneal_steps noise_schedule noise_scale noise_min noise_max "
-       "sampling_noise sampling_steps reweight mean_type steps history_num_per_term "
-       "beta_fixed dims_dnn embedding_size mlp_act_func time-aware w_max w_min"},
       {"NPE", "embedding_size loss_type dropout_prob"},
       {"RaCT",
        "mlp_hidden_size latent_dimension dropout_prob anneal_cap total_anneal_steps "
