@@ -44,8 +44,8 @@ std::unique_ptr<layers::DiffusionSchedule> diffusion_schedule(const config::Conf
   for (size_t t = 0; t < betas.size(); ++t)
     if (!(betas[t] > 0.0 && betas[t] <= 1.0))
       throw ConfigError(
-          c.source("noise_scale") + ": DiffRec: noise_scale, noise_min, noise_max: the " + name +
-          " schedule gives beta_" + std::to_string(t) + " = " + std::to_string(betas[t]) +
+          c.source("noise_scale") + ": " + model + ": noise_scale, noise_min, noise_max: the " +
+          name + " schedule gives beta_" + std::to_string(t) + " = " + std::to_string(betas[t]) +
           "; every beta must lie in (0, 1] (set noise_scale 0 for no noise)");
   return std::make_unique<layers::DiffusionSchedule>(std::move(betas));
 }
@@ -73,8 +73,8 @@ DiffRec::DiffRec(const ModelContext& ctx, const std::string& name, int64_t width
   if (diffusing) schedule_ = diffusion_schedule(c, name, steps_);
   if (sampling_steps_ > 0 && !diffusing)
     throw ConfigError(c.source("sampling_steps") + ": " + name +
-                      ": sampling_steps: expected 0 when noise_scale is 0 (there is no "
-                      "forward process to noise the rows with), got " +
+                      ": sampling_steps: expected 0 when noise_scale is 0 (there is no forward "
+                      "process to noise the rows with), got " +
                       std::to_string(sampling_steps_));
   // RecBole turns reweighting off without noise; the weights are 1 at t = 0 either way.
   reweight_ = diffusing && c.get_bool("reweight");
@@ -103,7 +103,7 @@ DiffRec::DiffRec(const ModelContext& ctx, const std::string& name, int64_t width
 
 void DiffRec::build_time_weights(const ModelContext& ctx) {
   const double w_min = ctx.config.get_double("w_min"), w_max = ctx.config.get_double("w_max");
-  std::vector<std::vector<std::pair<int64_t, float>>> by_user(static_cast<size_t>(ctx.n_users));
+  std::vector<std::vector<int64_t>> by_user(static_cast<size_t>(ctx.n_users));  // time order
   if (ctx.train_split && ctx.inter_times) {
     const data::Split& train = *ctx.train_split;
     // RecBole sorts the training interactions by time, stably, as float32.
@@ -113,11 +113,11 @@ void DiffRec::build_time_weights(const ModelContext& ctx) {
       return static_cast<float>((*ctx.inter_times)[train.rows[a]]) <
              static_cast<float>((*ctx.inter_times)[train.rows[b]]);
     });
-    for (int64_t k : order) by_user[train.users[k]].emplace_back(train.items[k], 0.0f);
+    for (int64_t k : order) by_user[train.users[k]].push_back(train.items[k]);
   } else if (ctx.train_split) {  // a run on a dataset without times (no split: a checkpoint's)
     throw ConfigError(ctx.config.source("time-aware") + ": " + name() +
-                      ": time-aware: true needs the training interactions' times: a "
-                      "general-task run on a dataset whose time field (" +
+                      ": time-aware: true needs the training interactions' times: a general-task "
+                      "run on a dataset whose time field (" +
                       ctx.config.get_string("TIME_FIELD") + ") is loaded as a float column");
   }
   std::vector<int64_t> indptr{0}, items;
@@ -126,7 +126,7 @@ void DiffRec::build_time_weights(const ModelContext& ctx) {
     const size_t n = row.size();
     std::map<int64_t, float> latest;  // an item seen twice keeps its later weight
     for (size_t j = 0; j < n; ++j)
-      latest[row[j].first] = static_cast<float>(
+      latest[row[j]] = static_cast<float>(
           n == 1 ? w_min : w_min + (w_max - w_min) * static_cast<double>(j) / (n - 1));
     for (const auto& [item, w] : latest) items.push_back(item), weights.push_back(w);
     indptr.push_back(static_cast<int64_t>(items.size()));
@@ -184,6 +184,9 @@ std::pair<torch::Tensor, torch::Tensor> DiffRec::sample_timesteps(int64_t rows) 
     return {torch::randint(0, steps_, {rows}, torch::TensorOptions(torch::kInt64).device(device)),
             torch::ones({rows}, torch::TensorOptions(torch::kFloat32).device(device))};
   const torch::Tensor rms = loss_history_.pow(2).mean(1).sqrt();
+  if (!(rms.sum().item<double>() > 0.0))  // every recorded loss 0: nothing to weigh by
+    return {torch::randint(0, steps_, {rows}, torch::TensorOptions(torch::kInt64).device(device)),
+            torch::ones({rows}, torch::TensorOptions(torch::kFloat32).device(device))};
   const torch::Tensor p =
       rms / rms.sum() * (1.0 - kUniformShare) + kUniformShare / static_cast<double>(steps_);
   const torch::Tensor t = torch::multinomial(p, rows, /*replacement=*/true);
@@ -280,23 +283,19 @@ std::vector<config::KeyDecl> DiffRec::diffusion_keys() {
           .help("How the noise grows over the steps"),
       Key("noise_scale", KeyType::kFloat)
           .min(0)
-          .help("Scale of the linear schedules' noise; 0 "
-                "turns the diffusion off"),
+          .help("Scale of the linear schedules' noise; 0 turns the diffusion off"),
       Key("noise_min", KeyType::kFloat)
           .min(0)
-          .help("Lower end of the linear schedules (× "
-                "noise_scale)"),
+          .help("Lower end of the linear schedules (× noise_scale)"),
       Key("noise_max", KeyType::kFloat)
           .min(0)
-          .help("Upper end of the linear schedules (× "
-                "noise_scale)"),
+          .help("Upper end of the linear schedules (× noise_scale)"),
       Key("sampling_noise", KeyType::kBool)
-          .help("Add the posterior's noise in the reverse "
-                "chain when scoring"),
+          .help("Add the posterior's noise in the reverse chain when scoring"),
       Key("sampling_steps", KeyType::kInt)
           .min(0)
-          .help("Noise the history to this step before scoring (0: start from the history; at "
-                "most steps)"),
+          .help("Noise the history to this step before scoring (0: start from the history; at most "
+                "steps)"),
       Key("reweight", KeyType::kBool).help("Weight each step's loss by its SNR drop"),
       Key("mean_type", KeyType::kString)
           .choices({"x0", "eps"})
@@ -313,16 +312,15 @@ std::vector<config::KeyDecl> DiffRec::diffusion_keys() {
           .help("Activation between the denoiser's layers"),
       Key("norm", KeyType::kBool).help("L2-normalise the input rows before the denoiser"),
       Key("time-aware", KeyType::kBool)
-          .help("Weight a user's training interactions w_min … w_max in time order "
-                "(T-DiffRec)"),
+          .help("Weight a user's training interactions w_min … w_max in time order (T-DiffRec)"),
       Key("w_max", KeyType::kFloat).help("Weight of a user's latest interaction (time-aware)"),
       Key("w_min", KeyType::kFloat).help("Weight of a user's earliest interaction (time-aware)")};
 }
 
 RECBOLE_REGISTER_MODEL(DiffRec) {
   register_model({"DiffRec", Task::kGeneral, InputType::kUserRows,
-                  "Diffusion model over user rows: a denoiser recovers the noised rows; scores "
-                  "by the reverse chain",
+                  "Diffusion model over user rows: a denoiser recovers the noised rows; scores by "
+                  "the reverse chain",
                   DiffRec::diffusion_keys(),
                   [](const ModelContext& ctx) { return std::make_shared<DiffRec>(ctx); }});
 }
