@@ -138,7 +138,7 @@ void DiffRec::build_time_weights(const ModelContext& ctx) {
 
 torch::Tensor DiffRec::rows(const data::Batch& batch) const {
   if (!time_aware_) return layers::user_rows(batch, train_, device_manager());
-  const torch::Tensor users = batch.users.to(time_indptr_.device());
+  const torch::Tensor& users = batch.users;  // on the model's device, as the buffers
   const torch::Tensor start = time_indptr_.index_select(0, users);
   const torch::Tensor length = time_indptr_.index_select(0, users + 1) - start;
   const torch::Tensor row = torch::repeat_interleave(length);
@@ -146,18 +146,17 @@ torch::Tensor DiffRec::rows(const data::Batch& batch) const {
   const torch::Tensor run_start = (length.cumsum(0) - length).index_select(0, row);
   const torch::Tensor flat =
       torch::arange(row.size(0), row.options()) - run_start + start.index_select(0, row);
-  torch::Tensor x = torch::zeros({users.size(0), n_items()},
-                                 time_weights_.options().device(time_indptr_.device()));
+  torch::Tensor x = torch::zeros({users.size(0), n_items()}, device_manager().float_options());
   x.index_put_({row, time_items_.index_select(0, flat)}, time_weights_.index_select(0, flat));
   // A history given for the padding user (serving an unseen user) is taken as given.
-  if (batch.history.defined())
-    x = torch::where((users == 0).unsqueeze(1), batch.history.to(x.device()), x);
+  if (batch.history.defined()) x = torch::where((users == 0).unsqueeze(1), batch.history, x);
   return x;
 }
 
-torch::Tensor DiffRec::per_row(const std::vector<double>& coefficient, const torch::Tensor& t) {
-  return torch::tensor(coefficient, torch::kFloat64)
-      .to(t.device())
+torch::Tensor DiffRec::per_row(const std::vector<double>& coefficient,
+                               const torch::Tensor& t) const {
+  return device_manager()
+      .place(torch::tensor(coefficient, torch::kFloat64))
       .index_select(0, t)
       .to(torch::kFloat32)
       .unsqueeze(1);
@@ -178,25 +177,24 @@ torch::Tensor DiffRec::diffuse(const torch::Tensor& x0, const torch::Tensor& t,
 }
 
 std::pair<torch::Tensor, torch::Tensor> DiffRec::sample_timesteps(int64_t rows) {
-  const torch::Device device = device_manager().device();
   const bool recorded = (loss_count_ == history_per_step_).all().item<bool>();
   if (!recorded)
-    return {torch::randint(0, steps_, {rows}, torch::TensorOptions(torch::kInt64).device(device)),
-            torch::ones({rows}, torch::TensorOptions(torch::kFloat32).device(device))};
+    return {torch::randint(0, steps_, {rows}, device_manager().long_options()),
+            torch::ones({rows}, device_manager().float_options())};
   const torch::Tensor rms = loss_history_.pow(2).mean(1).sqrt();
   if (!(rms.sum().item<double>() > 0.0))  // every recorded loss 0: nothing to weigh by
-    return {torch::randint(0, steps_, {rows}, torch::TensorOptions(torch::kInt64).device(device)),
-            torch::ones({rows}, torch::TensorOptions(torch::kFloat32).device(device))};
+    return {torch::randint(0, steps_, {rows}, device_manager().long_options()),
+            torch::ones({rows}, device_manager().float_options())};
   const torch::Tensor p =
       rms / rms.sum() * (1.0 - kUniformShare) + kUniformShare / static_cast<double>(steps_);
   const torch::Tensor t = torch::multinomial(p, rows, /*replacement=*/true);
   const torch::Tensor pt = p.index_select(0, t) * static_cast<double>(steps_);
-  return {t.to(device), pt.to(torch::kFloat32).to(device)};
+  return {device_manager().place(t), device_manager().place(pt.to(torch::kFloat32))};
 }
 
 void DiffRec::record_losses(const torch::Tensor& t, const torch::Tensor& losses) {
-  const torch::Tensor ts = t.to(torch::kCPU);
-  const torch::Tensor ls = losses.detach().to(torch::kCPU).to(torch::kFloat64);
+  const torch::Tensor ts = DeviceManager::to_host(t);
+  const torch::Tensor ls = DeviceManager::to_host(losses.detach()).to(torch::kFloat64);
   auto step = ts.accessor<int64_t, 1>();
   auto loss = ls.accessor<double, 1>();
   auto history = loss_history_.accessor<double, 2>();
@@ -232,7 +230,7 @@ DiffRec::DiffusionLoss DiffRec::diffusion_loss(const torch::Tensor& x0) {
 
 torch::Tensor DiffRec::reverse_chain(torch::Tensor x) {
   const auto steps_of = [&](int64_t s) {
-    return torch::full({x.size(0)}, s, torch::TensorOptions(torch::kInt64).device(x.device()));
+    return torch::full({x.size(0)}, s, device_manager().long_options());
   };
   if (sampling_steps_ > 0) x = diffuse(x, steps_of(sampling_steps_ - 1), torch::randn_like(x));
   for (int64_t s = steps_ - 1; s >= 0; --s) {
@@ -270,8 +268,8 @@ void DiffRec::load_training_state(torch::serialize::InputArchive& archive) {
   torch::Tensor history, count;
   archive.read("diffrec_loss_history", history);
   archive.read("diffrec_loss_count", count);
-  loss_history_ = history.to(torch::kCPU).clone();
-  loss_count_ = count.to(torch::kCPU).clone();
+  loss_history_ = DeviceManager::to_host(history).clone();
+  loss_count_ = DeviceManager::to_host(count).clone();
 }
 
 std::vector<config::KeyDecl> DiffRec::diffusion_keys() {

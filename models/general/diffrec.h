@@ -86,8 +86,8 @@ class DiffRec : public Model {
  private:
   // time-aware: the weighted rows (CSR buffers) from ctx's training interactions and times.
   void build_time_weights(const ModelContext& ctx);
-  // coefficient[t] per row of t: [B] int64 → [B, 1] float32 on t's device.
-  static torch::Tensor per_row(const std::vector<double>& coefficient, const torch::Tensor& t);
+  // coefficient[t] per row of t: [B] int64 on the device → [B, 1] float32 there.
+  torch::Tensor per_row(const std::vector<double>& coefficient, const torch::Tensor& t) const;
 
   torch::nn::Linear time_layer_{nullptr};
   layers::MLP mlp_{nullptr};

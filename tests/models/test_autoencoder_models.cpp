@@ -703,7 +703,7 @@ TEST_CASE("DiffRec time-aware: a user's interactions weigh w_min … w_max in ti
                                                        "interactions' times"));
 }
 
-TEST_CASE("LDiffRec: the diffusion runs on the VAE code; loss and scores against the formulas",
+TEST_CASE("LDiffRec: the diffusion runs on the VAE code, loss and scores against the formulas",
           "[models][autoencoder][diffrec]") {
   TinyData d;
   ModelHarness h(cpu_model_config("LDiffRec", {{"in_dims", "[4]"},
