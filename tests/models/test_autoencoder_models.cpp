@@ -479,7 +479,8 @@ TEST_CASE("diffusion schedules: the betas and the DDPM coefficients by hand",
   CHECK(var[1] == Approx(1 - 0.8 / 0.9));
   CHECK(var[2] == Approx(1 - 0.7 / 0.8));
   const auto binomial = diffusion_betas("binomial", 3, 0, 0, 0);
-  CHECK(binomial == std::vector<double>{1.0 / 4, 1.0 / 3, 1.0 / 2});
+  const std::vector<double> binomial_expected{1.0 / 4, 1.0 / 3, 1.0 / 2};
+  CHECK(binomial == binomial_expected);
   const auto cosine = diffusion_betas("cosine", 2, 0, 0, 0);
   auto abar = [](double s) { return std::pow(std::cos((s + 0.008) / 1.008 * M_PI / 2), 2); };
   CHECK(cosine[0] == Approx(1 - abar(0.5) / abar(0)));
@@ -554,10 +555,9 @@ TEST_CASE("DiffRec: denoiser, loss and reverse chain against the formulas",
 
       const std::vector<double> betas{1e-5, 0.03, 0.05};
       double abar[3], prev[3];
-      for (int k = 0, a = 1; k < 3; ++k) {
+      for (int k = 0; k < 3; ++k) {
         prev[k] = k == 0 ? 1.0 : abar[k - 1];
         abar[k] = prev[k] * (1 - betas[k]);
-        (void)a;
       }
       auto snr = [&](int k) { return abar[k] / (1 - abar[k]); };
       const bool x0_mode = std::string(mean_type) == "x0";
