@@ -177,12 +177,9 @@ torch::Tensor DiffRec::diffuse(const torch::Tensor& x0, const torch::Tensor& t,
 }
 
 std::pair<torch::Tensor, torch::Tensor> DiffRec::sample_timesteps(int64_t rows) {
-  const bool recorded = (loss_count_ == history_per_step_).all().item<bool>();
-  if (!recorded)
-    return {torch::randint(0, steps_, {rows}, device_manager().long_options()),
-            torch::ones({rows}, device_manager().float_options())};
   const torch::Tensor rms = loss_history_.pow(2).mean(1).sqrt();
-  if (!(rms.sum().item<double>() > 0.0))  // every recorded loss 0: nothing to weigh by
+  // Uniform until every step has its record, or when every recorded loss is 0.
+  if (!(loss_count_ == history_per_step_).all().item<bool>() || !(rms.sum().item<double>() > 0.0))
     return {torch::randint(0, steps_, {rows}, device_manager().long_options()),
             torch::ones({rows}, device_manager().float_options())};
   const torch::Tensor p =
@@ -306,7 +303,7 @@ std::vector<config::KeyDecl> DiffRec::diffusion_keys() {
       Key("dims_dnn", KeyType::kIntList).min(1).help("Hidden sizes of the denoiser"),
       Key("embedding_size", KeyType::kInt).min(1).help("Width of the timestep embedding"),
       Key("mlp_act_func", KeyType::kString)
-          .choices({"relu", "tanh", "sigmoid", "leakyrelu", "none"})
+          .choices(layers::activation_names())
           .help("Activation between the denoiser's layers"),
       Key("norm", KeyType::kBool).help("L2-normalise the input rows before the denoiser"),
       Key("time-aware", KeyType::kBool)

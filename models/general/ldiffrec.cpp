@@ -113,7 +113,7 @@ RECBOLE_REGISTER_MODEL(LDiffRec) {
       layers::sizes_key("in_dims").help("Encoder sizes; the first is the code width"),
       Key("out_dims", KeyType::kIntList).min(1).help("Hidden sizes of the decoder"),
       Key("ae_act_func", KeyType::kString)
-          .choices({"relu", "tanh", "sigmoid", "leakyrelu", "none"})
+          .choices(layers::activation_names())
           .help("Activation of the encoder and decoder layers"),
       Key("lamda", KeyType::kFloat).min(0).help("Weight of the diffusion loss at the start"),
       Key("anneal_cap", KeyType::kFloat).min(0).help("Floor of the diffusion loss's weight"),

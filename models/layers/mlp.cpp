@@ -4,8 +4,12 @@
 
 namespace recbole::models::layers {
 
+std::vector<std::string> activation_names() {
+  return {"relu", "tanh", "sigmoid", "leakyrelu", "none"};
+}
+
 void check_activation(const std::string& activation, const std::string& key) {
-  for (const char* known : {"relu", "tanh", "sigmoid", "leakyrelu", "none"})
+  for (const std::string& known : activation_names())
     if (activation == known) return;
   throw ConfigError(key + ": unknown activation \"" + activation +
                     "\"; expected relu, tanh, sigmoid, leakyrelu or none");

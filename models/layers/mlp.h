@@ -12,6 +12,8 @@ namespace recbole::models::layers {
 
 // "relu", "tanh", "sigmoid", "leakyrelu", "none"; anything else is a ConfigError naming `key`.
 torch::Tensor activate(const torch::Tensor& x, const std::string& activation);
+// Those names, for a key's choices.
+std::vector<std::string> activation_names();
 void check_activation(const std::string& activation, const std::string& key);
 
 class MLPImpl : public torch::nn::Module {
