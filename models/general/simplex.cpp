@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/graph.h"
 #include "models/layers/history.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
@@ -81,27 +82,39 @@ torch::Tensor SimpleX::item_rows(const torch::Tensor& ids) const {
   return torch::embedding(item_embedding_, ids, /*padding_idx=*/0);
 }
 
+layers::GraphOperator SimpleX::history_mean(const torch::Tensor& users_host) const {
+  const int64_t width = history_host_.ids.size(1);
+  const int64_t* ids = history_host_.ids.data_ptr<int64_t>();
+  const int64_t* lens = history_host_.lengths.data_ptr<int64_t>();
+  const int64_t* us = users_host.data_ptr<int64_t>();
+  layers::SparseMatrix m;
+  m.rows = users_host.size(0);
+  m.cols = item_embedding_.size(0);
+  m.indptr.reserve(static_cast<size_t>(m.rows + 1));
+  for (int64_t k = 0; k < m.rows; ++k) {
+    const int64_t* row = ids + us[k] * width;
+    const float w = static_cast<float>(1.0 / (static_cast<double>(lens[us[k]]) + 1e-10));
+    for (int64_t l = 0; l < lens[us[k]]; ++l) {
+      m.indices.push_back(static_cast<int32_t>(row[l]));
+      m.values.push_back(w);
+    }
+    m.indptr.push_back(static_cast<int64_t>(m.indices.size()));
+  }
+  return layers::GraphOperator(std::move(m), /*symmetric=*/false, device_manager());
+}
+
 torch::Tensor SimpleX::aggregate(const torch::Tensor& users, const torch::Tensor& users_host,
                                  const torch::Tensor& user_e, torch::Tensor* hist_sq) {
   if (aggregator_ == Aggregator::kMean) {
-    // Bags of each user's history ids (pads left out, so row 0 gets no gradient).
-    const int64_t u = users_host.size(0), width = history_host_.ids.size(1);
-    const int64_t* ids = history_host_.ids.data_ptr<int64_t>();
-    const int64_t* lens = history_host_.lengths.data_ptr<int64_t>();
-    const int64_t* us = users_host.data_ptr<int64_t>();
-    std::vector<int64_t> bag, offsets;
-    for (int64_t k = 0; k < u; ++k) {
-      offsets.push_back(static_cast<int64_t>(bag.size()));
-      bag.insert(bag.end(), ids + us[k] * width, ids + us[k] * width + lens[us[k]]);
-    }
-    const torch::Tensor bag_t = device_manager().place(data::id_tensor(bag));
-    const torch::Tensor off_t = device_manager().place(data::id_tensor(offsets));
-    auto sum_bags = [&](const torch::Tensor& table) {
-      return std::get<0>(torch::embedding_bag(table, bag_t, off_t, false, /*mode=sum*/ 0));
-    };
-    if (hist_sq) *hist_sq = sum_bags(item_embedding_.pow(2).sum(1, /*keepdim=*/true)).squeeze(1);
-    const torch::Tensor len = history_len_.index_select(0, users).to(torch::kFloat32);
-    return sum_bags(item_embedding_) / (len + 1e-10).unsqueeze(1);
+    // M·E with M's row k holding 1/(len + 1e-10) at each history item of users[k]: the sparse
+    // product's backward is a plain scatter, where an embedding bag's sorts its ids every batch.
+    // Pads are left out, so row 0 gets no gradient.
+    const layers::GraphOperator mean = history_mean(users_host);
+    // Σ_l ‖h_l‖² = (len + 1e-10) · M·‖E‖² (an empty history has no entries: 0).
+    if (hist_sq)
+      *hist_sq = layers::spmm(mean, item_embedding_.pow(2).sum(1, /*keepdim=*/true)).squeeze(1) *
+                 (history_len_.index_select(0, users).to(torch::kFloat32) + 1e-10);
+    return layers::spmm(mean, item_embedding_);
   }
   const torch::Tensor history_e = item_rows(history_ids_.index_select(0, users));  // [U, L, d]
   if (hist_sq) *hist_sq = history_e.pow(2).sum({1, 2});
@@ -141,7 +154,8 @@ torch::Tensor SimpleX::calculate_loss(const data::Batch& batch) {
   const torch::Tensor v = torch::dropout(mix(user_e, a), dropout_, is_training());
   const torch::Tensor vn = unit(v).unsqueeze(1);                       // [U, 1, d]
   const torch::Tensor pos_cos = (vn.squeeze(1) * unit(pos_e)).sum(1);  // [U]
-  const torch::Tensor neg_cos = torch::matmul(vn, unit(neg_e).transpose(1, 2)).squeeze(1);
+  // A broadcast product, not a batched GEMM: bmm runs U tiny [1, d] × [d, K] products.
+  const torch::Tensor neg_cos = (vn * unit(neg_e)).sum(-1);  // [U, K]
   const torch::Tensor ccl =
       (torch::relu(1 - pos_cos) + negative_weight_ * torch::relu(neg_cos - margin_).mean(1)).mean();
   // EmbLoss(e_u, e⁺, H, E⁻) with H the rows' [U, L, d] histories: ‖H‖² is the sum over the

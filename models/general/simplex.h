@@ -11,11 +11,12 @@
 // + reg_weight · EmbLoss(e_u, e⁺, H, E⁻) (squared with require_pow). xavier-normal
 // initialisation; item row 0 is zero and, looked up as padding, receives no gradient.
 //
-// Cost: a batch reads U·(K + 1) item rows and the histories of its distinct users (an embedding
-// bag for the mean; a [U, L, d] tensor for attention), gathered back to the rows. Evaluation
+// Cost: a batch reads U·(K + 1) item rows and the histories of its distinct users (a sparse product
+// for the mean; a [U, L, d] tensor for attention), gathered back to the rows. Evaluation
 // aggregates every user once and caches the normalised user and item vectors (score_factors), so a
 // full sort is one GEMM; the next calculate_loss clears the cache.
 #include "models/cached_factor_model.h"
+#include "models/layers/graph.h"
 #include "models/layers/history.h"
 
 namespace recbole::models {
@@ -32,10 +33,12 @@ class SimpleX : public CachedFactorModel {
   enum class Aggregator { kMean, kUserAttention, kSelfAttention };
   // The aggregated history a of distinct `users` (int64 [U] on the device; the same ids on the
   // host in users_host), user_e their embeddings: [U, d]. When hist_sq is given, each user's
-  // Σ_l ‖h_l‖² ([U]) for the regulariser. The mean sums the history as an embedding bag (no
-  // [U, L, d] tensor); the attention aggregators need the padded [U, L, d] history.
+  // Σ_l ‖h_l‖² ([U]) for the regulariser. The mean is a sparse product over the histories
+  // (no [U, L, d] tensor); the attention aggregators need the padded [U, L, d] history.
   torch::Tensor aggregate(const torch::Tensor& users, const torch::Tensor& users_host,
                           const torch::Tensor& user_e, torch::Tensor* hist_sq);
+  // The mean aggregator as a sparse operator [U, n_items] over the histories of users_host.
+  layers::GraphOperator history_mean(const torch::Tensor& users_host) const;
   // γ·e_u + (1−γ)·UI_map(a).
   torch::Tensor mix(const torch::Tensor& user_e, const torch::Tensor& a);
   // Item rows with row 0 as padding (no gradient to it).

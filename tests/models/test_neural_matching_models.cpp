@@ -192,10 +192,14 @@ TEST_CASE("SimpleX: CCL loss with K negatives in tiles, mean and attention aggre
                      d);
       auto m = h.create();
       m->train();
-      const torch::Tensor e_u = param(*m, "user_embedding");
-      const torch::Tensor e_i = param(*m, "item_embedding");
+      // The parameters themselves (in float64), so that the expected loss has their gradients.
+      auto live = [&](const char* name) {
+        return m->named_parameters()[name].to(torch::kCPU, torch::kFloat64);
+      };
+      const torch::Tensor e_u = live("user_embedding");
+      const torch::Tensor e_i = live("item_embedding");
       CHECK(e_i[0].abs().sum().item<double>() == 0);
-      const torch::Tensor ui = param(*m, "ui_map.weight");
+      const torch::Tensor ui = live("ui_map.weight");
       // v_u by hand over the user's whole training row.
       auto v_of = [&](int64_t u) {
         const torch::Tensor mask = r[u] > 0;
@@ -205,16 +209,16 @@ TEST_CASE("SimpleX: CCL loss with K negatives in tiles, mean and attention aggre
           a = hist.mean(0);
         } else {
           const torch::Tensor key =
-              torch::tanh(torch::matmul(hist, param(*m, "w_k.weight").t()) + param(*m, "w_k.bias"));
+              torch::tanh(torch::matmul(hist, live("w_k.weight").t()) + live("w_k.bias"));
           const torch::Tensor logit = std::string(aggregator) == "user_attention"
                                           ? torch::matmul(key, e_u[u])
-                                          : torch::matmul(key, param(*m, "w_q.weight")[0]);
+                                          : torch::matmul(key, live("w_q.weight")[0]);
           a = torch::matmul(torch::softmax(logit, 0), hist);
         }
         return 0.3 * e_u[u] + 0.7 * torch::matmul(ui, a);
       };
       auto cos = [](const torch::Tensor& a, const torch::Tensor& b) {
-        return (torch::dot(a, b) / (a.norm() * b.norm())).item<double>();
+        return torch::dot(a, b) / (a.norm() * b.norm());
       };
       // Users 1, 5, 7 with positives 2, 3, 9; tile k holds each user's k-th negative.
       const std::vector<int64_t> users{1, 5, 7}, pos{2, 3, 9};
@@ -223,21 +227,31 @@ TEST_CASE("SimpleX: CCL loss with K negatives in tiles, mean and attention aggre
       b.users = torch::tensor({1, 5, 7, 1, 5, 7}, torch::kInt64);
       b.items = torch::tensor({2, 3, 9, 2, 3, 9}, torch::kInt64);
       b.neg_items = torch::tensor({11, 13, 15, 12, 14, 16}, torch::kInt64);
-      double ccl = 0, norms = 0;
-      double hist_sq = 0, neg_sq = 0, user_sq = 0, pos_sq = 0;
+      // The expected loss as a tensor of the parameters, so that its gradients are compared too.
+      torch::Tensor ccl = torch::zeros({}), hist_sq = torch::zeros({}), neg_sq = torch::zeros({});
+      torch::Tensor user_sq = torch::zeros({}), pos_sq = torch::zeros({});
       for (size_t j = 0; j < users.size(); ++j) {
         const torch::Tensor v = v_of(users[j]);
-        double neg_loss = 0;
-        for (int64_t n : neg[j]) neg_loss += std::max(0.0, cos(v, e_i[n]) - 0.2);
-        ccl += std::max(0.0, 1 - cos(v, e_i[pos[j]])) + 2 * neg_loss / 2;
-        user_sq += e_u[users[j]].pow(2).sum().item<double>();
-        pos_sq += e_i[pos[j]].pow(2).sum().item<double>();
-        hist_sq += (e_i * r[users[j]].unsqueeze(1)).pow(2).sum().item<double>();
-        for (int64_t n : neg[j]) neg_sq += e_i[n].pow(2).sum().item<double>();
+        torch::Tensor neg_loss = torch::zeros({});
+        for (int64_t n : neg[j]) neg_loss = neg_loss + torch::relu(cos(v, e_i[n]) - 0.2);
+        ccl = ccl + torch::relu(1 - cos(v, e_i[pos[j]])) + 2 * neg_loss / 2;
+        user_sq = user_sq + e_u[users[j]].pow(2).sum();
+        pos_sq = pos_sq + e_i[pos[j]].pow(2).sum();
+        hist_sq = hist_sq + (e_i * r[users[j]].unsqueeze(1)).pow(2).sum();
+        for (int64_t n : neg[j]) neg_sq = neg_sq + e_i[n].pow(2).sum();
       }
-      norms = std::sqrt(user_sq) + std::sqrt(pos_sq) + std::sqrt(hist_sq) + std::sqrt(neg_sq);
-      const double expected = ccl / 3 + 0.1 * norms / 3;
-      CHECK(m->calculate_loss(h.device.place(b)).item<double>() == Approx(expected).epsilon(1e-5));
+      const torch::Tensor norms = user_sq.sqrt() + pos_sq.sqrt() + hist_sq.sqrt() + neg_sq.sqrt();
+      const torch::Tensor expected = ccl / 3 + 0.1 * norms / 3;
+      const torch::Tensor loss = m->calculate_loss(h.device.place(b));
+      CHECK(loss.item<double>() == Approx(expected.item<double>()).epsilon(1e-5));
+      const std::vector<torch::Tensor> params = m->parameters();
+      const auto got = torch::autograd::grad({loss}, params, {}, true, false, true);
+      const auto want = torch::autograd::grad({expected}, params, {}, false, false, true);
+      for (size_t k = 0; k < params.size(); ++k) {
+        INFO("parameter " << k);
+        REQUIRE(got[k].defined() == want[k].defined());
+        if (got[k].defined()) CHECK(torch::allclose(got[k], want[k], 1e-4, 1e-6));
+      }
 
       // Training never moves the padding row; the full sort is the cosine with every item.
       torch::optim::Adam opt(m->parameters(), torch::optim::AdamOptions(0.05));
