@@ -50,6 +50,9 @@ class ContextModel : public Model {
   // step on ml-100k. Returns the loss (a detached scalar). Parameters the logit does not use
   // (LR's second-order table) keep their gradient as it is, as with autograd.
   torch::Tensor closed_form_backward(const data::Batch& batch);
+  // The closed form's logits into closed_form_buffers_.z ([B]; FM also fills e with E and sum
+  // with Σ_f E). predict() uses it when gradients are off.
+  void closed_form_logits(const data::Batch& batch);
 
  protected:
   // E: [B, F, d].

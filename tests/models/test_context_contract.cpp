@@ -213,6 +213,10 @@ TEST_CASE("LR's and FM's closed-form step equals autograd's loss and gradients",
         if (expected[k].defined())
           CHECK(torch::allclose(params[k].grad(), expected[k], 1e-5, 1e-7));
       }
+      // Evaluation (gradients off) takes the closed form too: the autograd path's scores.
+      const torch::Tensor autograd_scores = torch::sigmoid(m->logits(batch)).detach();
+      torch::NoGradGuard no_grad;
+      CHECK(torch::allclose(m->predict(batch), autograd_scores, 1e-5, 1e-7));
     }
   }
   ContextRun deep("DeepFM");
