@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/dropout.h"
 #include "models/layers/graph.h"
 #include "models/layers/history.h"
 #include "models/layers/init.h"
@@ -151,7 +152,7 @@ torch::Tensor SimpleX::calculate_loss(const data::Batch& batch) {
   const torch::Tensor a =
       aggregate(distinct, distinct_host, user_embedding_.index_select(0, distinct), &hist_sq)
           .index_select(0, inverse);
-  const torch::Tensor v = torch::dropout(mix(user_e, a), dropout_, is_training());
+  const torch::Tensor v = layers::dropout(mix(user_e, a), dropout_, is_training());
   const torch::Tensor vn = unit(v).unsqueeze(1);                       // [U, 1, d]
   const torch::Tensor pos_cos = (vn.squeeze(1) * unit(pos_e)).sum(1);  // [U]
   // A broadcast product, not a batched GEMM: bmm runs U tiny [1, d] × [d, K] products.

@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include "models/layers/context_embedding.h"
+#include "models/layers/dropout.h"
 #include "models/layers/graph.h"
 #include "models/layers/history.h"
 #include "models/layers/init.h"
@@ -162,6 +163,31 @@ struct SelfInitialised : torch::nn::Module {
 };
 
 }  // namespace
+
+TEST_CASE(
+    "dropout keeps 1 - p of the elements, scaled, repeats with the seed, and its "
+    "gradient is the mask",
+    "[models][layers]") {
+  const torch::Tensor x = torch::full({300, 201}, 2.0).requires_grad_();  // odd count: a half word
+  CHECK(layers::dropout(x, 0.3, /*training=*/false).equal(x));
+  CHECK(layers::dropout(x, 0.0, /*training=*/true).equal(x));
+  CHECK(layers::dropout(x, 1.0, /*training=*/true).abs().sum().item<double>() == 0);
+  torch::manual_seed(11);
+  const torch::Tensor y = layers::dropout(x, 0.3, /*training=*/true);
+  const torch::Tensor kept = y != 0;
+  // Kept values are x / (1 − p); the kept share is 1 − p within 4 standard deviations.
+  CHECK(torch::allclose(y.masked_select(kept), torch::full({}, 2.0 / 0.7)));
+  const double n = static_cast<double>(x.numel()), share = kept.sum().item<double>() / n;
+  CHECK(std::abs(share - 0.7) < 4 * std::sqrt(0.7 * 0.3 / n));
+  // Each element's draw is its own: the last (odd) element and whole rows vary.
+  CHECK(kept.any(1).all().item<bool>());
+  CHECK_FALSE(kept.all(1).any().item<bool>());
+  torch::manual_seed(11);
+  CHECK(layers::dropout(x, 0.3, true).equal(y));
+  CHECK_FALSE(layers::dropout(x, 0.3, true).equal(y));  // the generator moved on
+  y.sum().backward();
+  CHECK(x.grad().equal(kept.to(torch::kFloat32) / 0.7));
+}
 
 TEST_CASE("initialize works from a module's own constructor", "[models][layers]") {
   SelfInitialised m;
