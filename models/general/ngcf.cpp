@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/dropout.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
@@ -75,7 +76,7 @@ std::pair<torch::Tensor, torch::Tensor> NGCF::propagate() const {
     torch::Tensor h = F::linear(e + s, w1_[k]->weight, w1_[k]->bias) +
                       F::linear(s * e, w2_[k]->weight, w2_[k]->bias);
     h = F::leaky_relu(h, F::LeakyReLUFuncOptions().negative_slope(0.2));
-    h = torch::dropout(h, message_dropout_, is_training());
+    h = layers::dropout(h, message_dropout_, is_training());
     e = F::normalize(h, F::NormalizeFuncOptions().p(2).dim(1).eps(1e-12));
     all.push_back(e);
   }
