@@ -7,11 +7,35 @@
 // word per element through its generator (~14 % of a SimpleX training step in perf); this
 // stream takes one 32-bit half of a SplitMix64 output per element, and SimpleX's epoch became
 // ~8 % shorter (4 alternating runs), NGCF's ~12 %. On other devices: torch::dropout.
+//
+// A DropoutKeyScope replaces libtorch's generator on its thread: work split over threads (a
+// batch's parts, layers::backward_parts) keys each part by a word drawn in order beforehand, so
+// the masks do not depend on which thread runs a part or when.
 #include <torch/torch.h>
+
+#include <cstdint>
+#include <optional>
 
 namespace recbole::models::layers {
 
 // x: any shape, float32 or float64, on any device; p in [0, 1]. Gradient: the same mask.
 torch::Tensor dropout(const torch::Tensor& x, double p, bool training);
+
+// One word of libtorch's default CPU generator (advances it): a key for a DropoutKeyScope.
+uint64_t draw_dropout_key();
+
+// While alive, layers::dropout on the constructing thread keys its masks from a SplitMix64
+// stream started at `key` (one output per call) instead of libtorch's generator. Nests; must be
+// destroyed on the thread that made it.
+class DropoutKeyScope {
+ public:
+  explicit DropoutKeyScope(uint64_t key);
+  ~DropoutKeyScope();
+  DropoutKeyScope(const DropoutKeyScope&) = delete;
+  DropoutKeyScope& operator=(const DropoutKeyScope&) = delete;
+
+ private:
+  std::optional<uint64_t> previous_;
+};
 
 }  // namespace recbole::models::layers

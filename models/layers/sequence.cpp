@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "models/layers/dropout.h"
 #include "recbole/utils/error.h"
 
 namespace recbole::models::layers {
@@ -59,12 +60,12 @@ torch::Tensor TransformerLayerImpl::forward(const torch::Tensor& x, const torch:
   const torch::Tensor q = qkv[0], k = qkv[1], v = qkv[2];
   torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)).div_(std::sqrt(double(dh)));
   scores = torch::softmax(scores + mask, -1);
-  scores = torch::dropout(scores, o_.attn_dropout, is_training());
+  scores = layers::dropout(scores, o_.attn_dropout, is_training());
   const torch::Tensor ctx = torch::matmul(scores, v).transpose(1, 2).reshape({B, L, d});
   const torch::Tensor a =
-      ln_attn_->forward(torch::dropout(out_->forward(ctx), o_.hidden_dropout, is_training()) + x);
+      ln_attn_->forward(layers::dropout(out_->forward(ctx), o_.hidden_dropout, is_training()) + x);
   const torch::Tensor f = ff2_->forward(activation(ff1_->forward(a), o_.hidden_act));
-  return ln_ff_->forward(torch::dropout(f, o_.hidden_dropout, is_training()) + a);
+  return ln_ff_->forward(layers::dropout(f, o_.hidden_dropout, is_training()) + a);
 }
 
 TransformerEncoderImpl::TransformerEncoderImpl(const TransformerOptions& o) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "models/layers/backward_parts.h"
+#include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
 #include "models/sequential/sasrec.h"
@@ -52,7 +54,7 @@ BERT4Rec::BERT4Rec(const ModelContext& ctx)
 torch::Tensor BERT4Rec::forward_all(const torch::Tensor& seq) {
   const int64_t l = seq.size(1);
   torch::Tensor x = lookup(seq) + position_embedding_.narrow(0, 0, l).unsqueeze(0);
-  x = torch::dropout(layer_norm_->forward(x), dropout_, is_training());
+  x = layers::dropout(layer_norm_->forward(x), dropout_, is_training());
   x = encoder_->forward(x, layers::attention_mask(seq, /*causal=*/false));
   return output_ln_->forward(layers::activation(output_ffn_->forward(x), "gelu"));
 }
@@ -173,14 +175,13 @@ torch::Tensor BERT4Rec::train_step(const data::Batch& batch, TrainStep& step) {
   const Masked m = mask(batch);
   const double counted = static_cast<double>(std::max<int64_t>(1, m.counted()));
   const int64_t rows = m.seq.size(0);
-  torch::Tensor total = torch::zeros({}, torch::TensorOptions().device(device_manager().device()));
-  for (int64_t start = 0; start < rows; start += kMicroBatch) {
-    const int64_t n = std::min(kMicroBatch, rows - start);
-    torch::Tensor loss = loss_sum(m, start, start + n) / counted;
-    device_manager().check(loss, name(), "loss");
-    loss.backward();
-    total += loss.detach();
-  }
+  const torch::Tensor total = layers::backward_parts(
+      parameters(), (rows + kMicroBatch - 1) / kMicroBatch,
+      [&](int64_t k) {
+        const int64_t start = k * kMicroBatch;
+        return loss_sum(m, start, std::min(rows, start + kMicroBatch)) / counted;
+      },
+      [&](const torch::Tensor& loss) { device_manager().check(loss, name(), "loss"); });
   step.finish_gradients();
   step.optimizer().step();
   return total;

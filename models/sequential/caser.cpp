@@ -1,5 +1,6 @@
 #include "models/sequential/caser.h"
 
+#include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
 #include "recbole/config/config.h"
 
@@ -42,7 +43,7 @@ torch::Tensor Caser::encode(const data::Batch& batch) {
     horizontal.push_back(std::get<0>(torch::relu(conv->forward(x)).squeeze(3).max(2)));
   horizontal.insert(horizontal.begin(), vertical);
   const torch::Tensor z = torch::relu(
-      fc1_->forward(torch::dropout(torch::cat(horizontal, 1), dropout_, is_training())));
+      fc1_->forward(layers::dropout(torch::cat(horizontal, 1), dropout_, is_training())));
   const torch::Tensor u = user_embedding_.index_select(0, batch.users);
   return torch::relu(fc2_->forward(torch::cat({z, u}, 1)));
 }

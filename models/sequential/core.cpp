@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
 #include "models/sequential/sasrec.h"
 #include "recbole/config/config.h"
@@ -50,7 +51,7 @@ torch::Tensor CORE::weights(const torch::Tensor& item_seq, const torch::Tensor& 
   }
   const int64_t L = item_seq.size(1);
   torch::Tensor y = x + position_embedding_.narrow(0, 0, L).unsqueeze(0);
-  y = torch::dropout(layer_norm_->forward(y), hidden_dropout_, is_training());
+  y = layers::dropout(layer_norm_->forward(y), hidden_dropout_, is_training());
   y = encoder_->forward(y, layers::attention_mask(item_seq, /*causal=*/true));
   const torch::Tensor logits =
       to_logit_->forward(y).squeeze(-1).to(torch::kFloat64).masked_fill(~present, -9e15);
@@ -62,7 +63,7 @@ torch::Tensor CORE::encode(const data::Batch& batch) {
   // the causal transformer's earlier positions never read them.
   const int64_t longest = batch.item_seq_len.max().item<int64_t>();
   const torch::Tensor item_seq = batch.item_seq.narrow(1, 0, longest);
-  const torch::Tensor x = torch::dropout(lookup(item_seq), sess_dropout_, is_training());
+  const torch::Tensor x = layers::dropout(lookup(item_seq), sess_dropout_, is_training());
   const torch::Tensor alpha = weights(item_seq, x);  // [B, L]
   return core_unit_rows((alpha.unsqueeze(2) * x).sum(1));
 }
@@ -70,7 +71,7 @@ torch::Tensor CORE::encode(const data::Batch& batch) {
 torch::Tensor CORE::calculate_loss(const data::Batch& batch) {
   const torch::Tensor h = encode(batch);
   const torch::Tensor items =
-      core_unit_rows(torch::dropout(item_embedding_, item_dropout_, is_training()));
+      core_unit_rows(layers::dropout(item_embedding_, item_dropout_, is_training()));
   return torch::nn::functional::cross_entropy(torch::matmul(h, items.t()) / temperature_,
                                               batch.items);
 }

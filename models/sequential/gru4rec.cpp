@@ -1,10 +1,10 @@
 #include "models/sequential/gru4rec.h"
 
+#include "models/layers/dropout.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/sequence.h"
 #include "recbole/config/config.h"
-#include "recbole/utils/device_manager.h"
 
 namespace recbole::models {
 
@@ -29,14 +29,11 @@ GRU4Rec::GRU4Rec(const ModelContext& ctx)
 }
 
 torch::Tensor GRU4Rec::encode(const data::Batch& batch) {
-  const torch::Tensor x = torch::dropout(lookup(batch.item_seq), dropout_, is_training());
-  // Packed by length: each row's GRU stops at its last item, whose state is the row's output
-  // (h_n of the last layer, in the batch's row order).
-  const auto packed = torch::nn::utils::rnn::pack_padded_sequence(
-      x, DeviceManager::to_host(batch.item_seq_len), /*batch_first=*/true,
-      /*enforce_sorted=*/false);
-  const torch::Tensor h_n = std::get<1>(gru_->forward_with_packed_input(packed));
-  return dense_->forward(h_n[h_n.size(0) - 1]);
+  const int64_t longest = batch.item_seq_len.max().item<int64_t>();
+  const torch::Tensor x =
+      layers::dropout(lookup(batch.item_seq.narrow(1, 0, longest)), dropout_, is_training());
+  const torch::Tensor g = std::get<0>(gru_->forward(x));  // [B, longest, hidden]
+  return dense_->forward(layers::gather_last(g, batch.item_seq_len));
 }
 
 RECBOLE_REGISTER_MODEL(GRU4Rec) {

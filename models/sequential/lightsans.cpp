@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "models/layers/dropout.h"
 #include "models/sequential/sasrec.h"
 #include "recbole/config/config.h"
 
@@ -47,7 +48,7 @@ torch::Tensor LightSANsLayerImpl::forward(const torch::Tensor& x, const torch::T
   const torch::Tensor v_pooled = heads(pool(v, theta_v_));
   torch::Tensor item = torch::softmax(torch::matmul(q, k_pooled.transpose(-1, -2)) / std::sqrt(dh),
                                       /*dim=*/-2);  // over the queries, as RecBole
-  item = torch::matmul(torch::dropout(item, o_.attn_dropout, is_training()), v_pooled);
+  item = torch::matmul(layers::dropout(item, o_.attn_dropout, is_training()), v_pooled);
   const torch::Tensor p = ln_pos_->forward(positions).unsqueeze(0);  // [1, L, d]
   const torch::Tensor qp = heads(pos_query_->forward(p)) / std::sqrt(2.0 * dh);
   const torch::Tensor kp = heads(pos_key_->forward(p));
@@ -56,9 +57,9 @@ torch::Tensor LightSANsLayerImpl::forward(const torch::Tensor& x, const torch::T
   const torch::Tensor context =
       (item + torch::matmul(pos, heads(v))).transpose(1, 2).reshape({B, L, d});
   const torch::Tensor a = ln_attn_->forward(
-      torch::dropout(out_->forward(context), o_.hidden_dropout, is_training()) + x);
+      layers::dropout(out_->forward(context), o_.hidden_dropout, is_training()) + x);
   const torch::Tensor f = ff2_->forward(layers::activation(ff1_->forward(a), o_.hidden_act));
-  return ln_ff_->forward(torch::dropout(f, o_.hidden_dropout, is_training()) + a);
+  return ln_ff_->forward(layers::dropout(f, o_.hidden_dropout, is_training()) + a);
 }
 
 LightSANs::LightSANs(const ModelContext& ctx)
@@ -83,7 +84,7 @@ LightSANs::LightSANs(const ModelContext& ctx)
 torch::Tensor LightSANs::encode(const data::Batch& batch) {
   // No mask: every one of the L columns (padding included) takes part.
   torch::Tensor x =
-      torch::dropout(layer_norm_->forward(lookup(batch.item_seq)), dropout_, is_training());
+      layers::dropout(layer_norm_->forward(lookup(batch.item_seq)), dropout_, is_training());
   const torch::Tensor positions = position_embedding_.narrow(0, 0, batch.item_seq.size(1));
   for (auto& layer : layers_) x = layer->forward(x, positions);
   return layers::gather_last(x, batch.item_seq_len);

@@ -1,5 +1,6 @@
 #include "models/sequential/narm.h"
 
+#include "models/layers/dropout.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/sequence.h"
@@ -41,7 +42,7 @@ NARM::NARM(const ModelContext& ctx) : SequentialModel("NARM", ctx) {
 torch::Tensor NARM::encode(const data::Batch& batch) {
   const int64_t longest = batch.item_seq_len.max().item<int64_t>();
   const torch::Tensor seq = batch.item_seq.narrow(1, 0, longest);
-  const torch::Tensor x = torch::dropout(lookup(seq), emb_dropout_, is_training());
+  const torch::Tensor x = layers::dropout(lookup(seq), emb_dropout_, is_training());
   const torch::Tensor g = std::get<0>(gru_->forward(x));                      // [B, l, hidden]
   const torch::Tensor c_global = layers::gather_last(g, batch.item_seq_len);  // [B, hidden]
   // m_t: RecBole's item_seq > 0, which for right-padded rows is t < len (what is used here, so
@@ -54,7 +55,7 @@ torch::Tensor NARM::encode(const data::Batch& batch) {
       v_->forward(mask * torch::sigmoid(a1_->forward(g) + a2_->forward(c_global).unsqueeze(1)));
   const torch::Tensor c_local = (alpha * g).sum(1);
   const torch::Tensor c =
-      torch::dropout(torch::cat({c_local, c_global}, 1), ct_dropout_, is_training());
+      layers::dropout(torch::cat({c_local, c_global}, 1), ct_dropout_, is_training());
   return b_->forward(c);
 }
 

@@ -1,5 +1,6 @@
 #include "models/sequential/sasrec.h"
 
+#include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
 #include "recbole/config/config.h"
 
@@ -56,7 +57,7 @@ SASRec::SASRec(const ModelContext& ctx)
 torch::Tensor SASRec::encode_all(const torch::Tensor& item_seq) {
   const int64_t L = item_seq.size(1);
   torch::Tensor x = lookup(item_seq) + position_embedding_.narrow(0, 0, L).unsqueeze(0);
-  x = torch::dropout(layer_norm_->forward(x), dropout_, is_training());
+  x = layers::dropout(layer_norm_->forward(x), dropout_, is_training());
   return encoder_->forward(x, layers::attention_mask(item_seq, /*causal=*/true));
 }
 

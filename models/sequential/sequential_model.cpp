@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/layers/backward_parts.h"
 #include "models/layers/losses.h"
 #include "recbole/config/config.h"
 
@@ -30,17 +31,16 @@ torch::Tensor SequentialModel::calculate_loss(const data::Batch& batch) {
 torch::Tensor SequentialModel::train_step(const data::Batch& batch, TrainStep& step) {
   step.optimizer().zero_grad();
   const int64_t rows = batch.size();
-  torch::Tensor total = torch::zeros({}, torch::TensorOptions().device(device_manager().device()));
-  for (int64_t start = 0; start < rows; start += kMicroBatch) {
-    const int64_t n = std::min(kMicroBatch, rows - start);
-    data::Batch part = batch;
-    part.for_each_column([&](torch::Tensor& t) { t = t.narrow(0, start, n); });
-    torch::Tensor loss = calculate_loss(part);
-    device_manager().check(loss, name(), "loss");
-    loss = loss * (static_cast<double>(n) / static_cast<double>(rows));
-    loss.backward();
-    total += loss.detach();
-  }
+  const torch::Tensor total = layers::backward_parts(
+      parameters(), (rows + kMicroBatch - 1) / kMicroBatch,
+      [&](int64_t k) {
+        const int64_t start = k * kMicroBatch;
+        const int64_t n = std::min(kMicroBatch, rows - start);
+        data::Batch part = batch;
+        part.for_each_column([&](torch::Tensor& t) { t = t.narrow(0, start, n); });
+        return calculate_loss(part) * (static_cast<double>(n) / static_cast<double>(rows));
+      },
+      [&](const torch::Tensor& loss) { device_manager().check(loss, name(), "loss"); });
   step.finish_gradients();
   step.optimizer().step();
   return total;

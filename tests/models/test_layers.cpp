@@ -8,6 +8,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/backward_parts.h"
 #include "models/layers/context_embedding.h"
 #include "models/layers/dropout.h"
 #include "models/layers/graph.h"
@@ -187,6 +188,89 @@ TEST_CASE(
   CHECK_FALSE(layers::dropout(x, 0.3, true).equal(y));  // the generator moved on
   y.sum().backward();
   CHECK(x.grad().equal(kept.to(torch::kFloat32) / 0.7));
+}
+
+TEST_CASE("a dropout key scope replaces the generator on its thread and nests",
+          "[models][layers]") {
+  const torch::Tensor x = torch::ones({64, 33});
+  torch::Tensor first;
+  {
+    const layers::DropoutKeyScope scope(42);
+    first = layers::dropout(x, 0.5, true);
+    CHECK_FALSE(layers::dropout(x, 0.5, true).equal(first));  // the stream moves on
+  }
+  torch::manual_seed(3);
+  const torch::Tensor from_generator = layers::dropout(x, 0.5, true);
+  {
+    const layers::DropoutKeyScope outer(42);
+    {
+      const layers::DropoutKeyScope inner(7);
+      CHECK_FALSE(layers::dropout(x, 0.5, true).equal(first));
+    }
+    CHECK(layers::dropout(x, 0.5, true).equal(first));  // the outer stream, from its start
+  }
+  torch::manual_seed(3);
+  CHECK(layers::dropout(x, 0.5, true).equal(from_generator));  // the generator, untouched
+}
+
+namespace {
+
+// A loss over four parts of a batch, each through dropout and a shared parameter used twice
+// (so that autograd sums inside a part), the fourth part shorter.
+struct PartsProblem {
+  torch::Tensor w = torch::randn({8, 5}).requires_grad_();
+  torch::Tensor b = torch::randn({5}).requires_grad_();
+  torch::Tensor unused = torch::randn({3}).requires_grad_();
+  torch::Tensor x = torch::randn({27, 8});
+
+  torch::Tensor loss(int64_t k) const {
+    const int64_t start = 8 * k, n = std::min<int64_t>(8, x.size(0) - start);
+    const torch::Tensor h =
+        layers::dropout(torch::tanh(x.narrow(0, start, n).mm(w) + b), 0.4, true);
+    return (h.mm(w.t()).pow(2).sum() + b.sum()) / 27.0;
+  }
+  std::vector<torch::Tensor> params() const { return {w, b, unused}; }
+};
+
+}  // namespace
+
+TEST_CASE("backward_parts sums the parts' gradients in order, whatever the thread count",
+          "[models][layers]") {
+  PartsProblem problem;
+  // The reference: each part's backward in turn, keyed as backward_parts keys them (four words
+  // drawn from the generator first, one per part).
+  torch::manual_seed(5);
+  std::vector<uint64_t> keys;
+  for (int k = 0; k < 4; ++k) keys.push_back(layers::draw_dropout_key());
+  double expected_loss = 0;
+  for (int64_t k = 0; k < 4; ++k) {
+    const layers::DropoutKeyScope key(keys[static_cast<size_t>(k)]);
+    const torch::Tensor loss = problem.loss(k);
+    expected_loss += loss.item<double>();
+    loss.backward();
+  }
+  const torch::Tensor expected_w = problem.w.grad().clone(), expected_b = problem.b.grad().clone();
+  const torch::Tensor after = torch::randint(1000000, {1});  // where the generator stands
+
+  recbole::ThreadPool& pool = recbole::ThreadPool::instance();
+  const int before = pool.threads();
+  for (int threads : {1, 2, 3}) {
+    pool.set_threads(threads);
+    problem.w.mutable_grad() = torch::Tensor();
+    problem.b.mutable_grad() = torch::Tensor();
+    torch::manual_seed(5);
+    int checked = 0;
+    const torch::Tensor total = layers::backward_parts(
+        problem.params(), 4, [&](int64_t k) { return problem.loss(k); },
+        [&](const torch::Tensor&) { ++checked; });
+    CHECK(checked == 4);
+    CHECK(total.item<double>() == Approx(expected_loss).epsilon(1e-6));
+    CHECK(problem.w.grad().equal(expected_w));  // bit for bit: the same sum in the same order
+    CHECK(problem.b.grad().equal(expected_b));
+    CHECK_FALSE(problem.unused.grad().defined());
+    CHECK(torch::randint(1000000, {1}).equal(after));  // the generator advanced as the reference
+  }
+  pool.set_threads(before);
 }
 
 TEST_CASE("initialize works from a module's own constructor", "[models][layers]") {
