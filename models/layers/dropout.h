@@ -1,12 +1,13 @@
 #pragma once
 // Inverted dropout with a cheap CPU mask. As torch::dropout: in training each element is kept
 // with probability 1 − p and scaled by 1 / (1 − p), the rest are 0; outside training (or with
-// p = 0) x is returned as it is. On the CPU the mask comes from a SplitMix64 stream keyed by one
-// word of libtorch's CPU generator, so a seed repeats the masks and a resumed run (whose
-// checkpoint restores the generator) too. Why: libtorch's CPU Bernoulli kernel draws a 64-bit
-// word per element through its generator (~14 % of a SimpleX training step in perf); this
-// stream takes one 32-bit half of a SplitMix64 output per element, and SimpleX's epoch became
-// ~8 % shorter (4 alternating runs), NGCF's ~12 %. On other devices: torch::dropout.
+// p = 0) x is returned as it is. On the CPU element i's draw is a 32-bit hash of (key, i), the
+// key one word of libtorch's CPU generator per call, so a seed repeats the masks and a resumed
+// run (whose checkpoint restores the generator) too. Why: libtorch's CPU Bernoulli kernel draws
+// a 64-bit word per element through its generator (~14 % of a SimpleX training step in perf);
+// a serial SplitMix64 stream in its place made SimpleX's epoch ~8 % and NGCF's ~12 % shorter,
+// yet still cost 16 % of a SASRec epoch; the hash has no serial state and vectorises. On other
+// devices: torch::dropout.
 //
 // A DropoutKeyScope replaces libtorch's generator on its thread: work split over threads (a
 // batch's parts, layers::backward_parts) keys each part by a word drawn in order beforehand, so
