@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include "models/layers/backward_parts.h"
 #include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
@@ -171,20 +170,11 @@ torch::Tensor BERT4Rec::calculate_loss(const data::Batch& batch) {
 torch::Tensor BERT4Rec::train_step(const data::Batch& batch, TrainStep& step) {
   // As SequentialModel's micro-batches, with the masks drawn once for the whole batch and each
   // part's loss divided by the batch's counted positions: the gradient of the batch's mean.
-  step.optimizer().zero_grad();
   const Masked m = mask(batch);
   const double counted = static_cast<double>(std::max<int64_t>(1, m.counted()));
-  const int64_t rows = m.seq.size(0);
-  const torch::Tensor total = layers::backward_parts(
-      parameters(), (rows + kMicroBatch - 1) / kMicroBatch,
-      [&](int64_t k) {
-        const int64_t start = k * kMicroBatch;
-        return loss_sum(m, start, std::min(rows, start + kMicroBatch)) / counted;
-      },
-      [&](const torch::Tensor& loss) { device_manager().check(loss, name(), "loss"); });
-  step.finish_gradients();
-  step.optimizer().step();
-  return total;
+  return step_in_parts(step, m.seq.size(0), [&](int64_t start, int64_t n) {
+    return loss_sum(m, start, start + n) / counted;
+  });
 }
 
 RECBOLE_REGISTER_MODEL(BERT4Rec) {

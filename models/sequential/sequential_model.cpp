@@ -29,16 +29,23 @@ torch::Tensor SequentialModel::calculate_loss(const data::Batch& batch) {
 }
 
 torch::Tensor SequentialModel::train_step(const data::Batch& batch, TrainStep& step) {
-  step.optimizer().zero_grad();
   const int64_t rows = batch.size();
+  return step_in_parts(step, rows, [&](int64_t start, int64_t n) {
+    data::Batch part = batch;
+    part.for_each_column([&](torch::Tensor& t) { t = t.narrow(0, start, n); });
+    return calculate_loss(part) * (static_cast<double>(n) / static_cast<double>(rows));
+  });
+}
+
+torch::Tensor SequentialModel::step_in_parts(
+    TrainStep& step, int64_t rows,
+    const std::function<torch::Tensor(int64_t, int64_t)>& part_loss) {
+  step.optimizer().zero_grad();
   const torch::Tensor total = layers::backward_parts(
       parameters(), (rows + kMicroBatch - 1) / kMicroBatch,
       [&](int64_t k) {
         const int64_t start = k * kMicroBatch;
-        const int64_t n = std::min(kMicroBatch, rows - start);
-        data::Batch part = batch;
-        part.for_each_column([&](torch::Tensor& t) { t = t.narrow(0, start, n); });
-        return calculate_loss(part) * (static_cast<double>(n) / static_cast<double>(rows));
+        return part_loss(start, std::min(kMicroBatch, rows - start));
       },
       [&](const torch::Tensor& loss) { device_manager().check(loss, name(), "loss"); });
   step.finish_gradients();

@@ -6,6 +6,7 @@
 //   CE:  mean_b cross-entropy(h_b · Eᵀ, target_b) over every item, row 0 included;
 //   BPR: mean_b −log(1e−10 + σ(h_b·e_pos − h_b·e_neg)) with the sampled neg_items.
 // full_sort_predict = h · Eᵀ ([B, n_items]); predict = h_b · e_{items_b}.
+#include <functional>
 #include <string>
 
 #include "models/model.h"
@@ -39,6 +40,12 @@ class SequentialModel : public Model {
   bool scores_from_history() const override { return true; }
 
  protected:
+  // The step of train_step: zero_grad, part_loss(start, n) for each micro-batch [start, start + n)
+  // of the batch's `rows` through layers::backward_parts, the gradients' finishing and the
+  // optimizer step; returns the sum of the parts' losses (detached).
+  torch::Tensor step_in_parts(TrainStep& step, int64_t rows,
+                              const std::function<torch::Tensor(int64_t, int64_t)>& part_loss);
+
   // Lookups of the item table with RecBole's padding_idx 0 (no gradient to row 0 through them).
   torch::Tensor lookup(const torch::Tensor& ids) const;
 
