@@ -9,6 +9,7 @@
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
 #include "recbole/config/config.h"
+#include "recbole/utils/thread_pool.h"
 
 namespace recbole::models {
 
@@ -93,6 +94,11 @@ torch::Tensor NGCF::calculate_loss(const data::Batch& batch) {
   const torch::Tensor pos = (u * pos_e).sum(1);
   const torch::Tensor neg = (u * neg_e).sum(1);
   return layers::bpr_loss(pos, neg) + reg_weight_ * layers::emb_loss({u, pos_e, neg_e});
+}
+
+torch::Tensor NGCF::train_step(const data::Batch& batch, TrainStep& step) {
+  BlasThreadsScope one_blas_thread(1);
+  return CachedFactorModel::train_step(batch, step);
 }
 
 std::pair<torch::Tensor, torch::Tensor> NGCF::evaluation_factors() { return propagate(); }

@@ -15,6 +15,7 @@
 //
 // Shapes: full_sort_predict [B, n_items] (every user–item pair through the aggregation, in
 // chunks of users), predict [B]; float32 on the device.
+#include "models/layers/backward_parts.h"
 #include "models/model.h"
 
 namespace recbole::models {
@@ -27,10 +28,21 @@ class KGCN : public Model {
   explicit KGCN(const ModelContext& ctx, const std::string& name = "KGCN");
 
   torch::Tensor calculate_loss(const data::Batch& batch) override;
+  // On the CPU the batch's parts of kPartRows rows run forward and backward on the pool
+  // (layers::backward_parts_coupled); the EmbLoss, a norm over every row of the batch, is the
+  // coupling term. The gradient is calculate_loss's up to the summation order.
+  torch::Tensor train_step(const data::Batch& batch, TrainStep& step) override;
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
   torch::Tensor predict(const data::Batch& batch) override;
 
  protected:
+  static constexpr int64_t kPartRows = 1024;
+  // A part of a batch of `batch_rows` rows: its share of the losses that are means over the
+  // batch's rows, and the rows the EmbLoss reads ({u, item⁺, item⁻} vectors here).
+  virtual layers::PartForward loss_part(const data::Batch& part, int64_t batch_rows);
+  // reg_weight · EmbLoss over the parts' rows, each tensor j concatenated over the parts.
+  torch::Tensor coupled_loss(const std::vector<std::vector<torch::Tensor>>& parts) const;
+
   // The receptive field of items [B]: entities and relations of hops 0..n_iter, [B, K^j] each
   // (relations[0] undefined).
   struct Field {
@@ -46,6 +58,11 @@ class KGCN : public Model {
   torch::Tensor item_vectors(const torch::Tensor& logits, const Field& field);
   // full_sort_predict with n_iter = 1: users u [B, d], their logits → [B, n_items].
   torch::Tensor one_hop_scores(const torch::Tensor& u, const torch::Tensor& logits);
+  // one_hop_scores on the CPU, from the mapped rows: self_part [n_items, d] (bias included),
+  // neigh_part [n_items, K, d], adj_relation [n_items, K] int64.
+  torch::Tensor one_hop_scores_cpu(const torch::Tensor& u, const torch::Tensor& logits,
+                                   const torch::Tensor& self_part, const torch::Tensor& neigh_part,
+                                   const torch::Tensor& adj_relation) const;
   // ⟨u, relation⟩ / d for users u [B, d] → [B, n_relations + 1].
   torch::Tensor relation_logits(const torch::Tensor& users) const;
 

@@ -69,21 +69,23 @@ torch::Tensor KGNNLS::smoothed_labels(const torch::Tensor& users, const torch::T
   return label[0].view({b});
 }
 
-torch::Tensor KGNNLS::calculate_loss(const data::Batch& batch) {
-  const int64_t b = batch.users.size(0);
-  const torch::Tensor users = batch.users.repeat({2});
-  const torch::Tensor items = torch::cat({batch.items, batch.neg_items});
-  const torch::Tensor u = user_embedding_.index_select(0, users);
+layers::PartForward KGNNLS::loss_part(const data::Batch& part, int64_t batch_rows) {
+  const int64_t n = part.users.size(0);
+  const torch::Tensor users = part.users.repeat({2});
+  const torch::Tensor items = torch::cat({part.items, part.neg_items});
+  const torch::Tensor u = layers::gather_rows(user_embedding_, users);
   const torch::Tensor logits = relation_logits(u);
   const Field field = receptive_field(items);
   const torch::Tensor v = item_vectors(logits, field);
   const torch::Tensor scores = (u * v).sum(1);
   const torch::Tensor target =
-      torch::cat({torch::ones({b}, scores.options()), torch::zeros({b}, scores.options())});
-  const torch::Tensor ls =
-      torch::binary_cross_entropy_with_logits(smoothed_labels(users, items, field, logits), target);
-  return torch::binary_cross_entropy_with_logits(scores, target) + ls_weight_ * ls +
-         reg_weight_ * layers::emb_loss({u, v});
+      torch::cat({torch::ones({n}, scores.options()), torch::zeros({n}, scores.options())});
+  const auto bce_sum = [&](const torch::Tensor& logit) {
+    return torch::binary_cross_entropy_with_logits(logit, target, /*weight=*/{},
+                                                   /*pos_weight=*/{}, at::Reduction::Sum);
+  };
+  const torch::Tensor ls = bce_sum(smoothed_labels(users, items, field, logits));
+  return {(bce_sum(scores) + ls_weight_ * ls) / static_cast<double>(2 * batch_rows), {u, v}};
 }
 
 RECBOLE_REGISTER_MODEL(KGNNLS) {

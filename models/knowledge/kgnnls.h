@@ -23,7 +23,9 @@ class KGNNLS : public KGCN {
  public:
   explicit KGNNLS(const ModelContext& ctx);
 
-  torch::Tensor calculate_loss(const data::Batch& batch) override;
+ protected:
+  // KGCN's part plus the label-smoothness BCE; the EmbLoss reads {u, v} of the 2n rows.
+  layers::PartForward loss_part(const data::Batch& part, int64_t batch_rows) override;
 
  private:
   // ŷ for rows (users, items) with their field and logits: [B].

@@ -40,7 +40,6 @@ torch::Tensor SequentialModel::train_step(const data::Batch& batch, TrainStep& s
 torch::Tensor SequentialModel::step_in_parts(
     TrainStep& step, int64_t rows,
     const std::function<torch::Tensor(int64_t, int64_t)>& part_loss) {
-  step.optimizer().zero_grad();
   const torch::Tensor total = layers::backward_parts(
       parameters(), (rows + kMicroBatch - 1) / kMicroBatch,
       [&](int64_t k) {

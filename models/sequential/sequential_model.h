@@ -40,7 +40,7 @@ class SequentialModel : public Model {
   bool scores_from_history() const override { return true; }
 
  protected:
-  // The step of train_step: zero_grad, part_loss(start, n) for each micro-batch [start, start + n)
+  // The step of train_step: part_loss(start, n) for each micro-batch [start, start + n)
   // of the batch's `rows` through layers::backward_parts, the gradients' finishing and the
   // optimizer step; returns the sum of the parts' losses (detached).
   torch::Tensor step_in_parts(TrainStep& step, int64_t rows,

@@ -9,3 +9,42 @@
 #define RECBOLE_MULTIVERSION
 #endif
 #define RECBOLE_INLINE inline __attribute__((always_inline))
+// For a RECBOLE_MULTIVERSION loop that selects before it divides (simd::tanh's clamp): GCC keeps
+// such a loop scalar under the default trapping-math (the division may not be speculated past
+// the selects). Flags only, never values: IEEE results are the same.
+#if defined(__GNUC__) && !defined(__clang__)
+#define RECBOLE_NO_TRAPPING_MATH __attribute__((optimize("no-trapping-math")))
+#else
+#define RECBOLE_NO_TRAPPING_MATH
+#endif
+
+namespace recbole::simd {
+
+// tanh of a float in a form a RECBOLE_MULTIVERSION RECBOLE_NO_TRAPPING_MATH loop vectorises
+// (no branch, no libm call):
+// the clamped rational approximation x·p(x²)/q(x²) with the coefficients Eigen uses for float
+// tanh (generic_fast_tanh_float in Eigen/src/Core/MathFunctionsImpl.h, MPL-2.0). Eigen's own
+// tanh fixes its SIMD width when compiled — SSE in this portable build — while a clone here
+// runs it 8 or 16 wide. Beyond ±7.905 tanh is ±1 in float. Eigen returns x itself below 4e-4,
+// where the quotient is x·(1 − 1.3e-7); that select is left out, as it kept GCC from
+// vectorising the loop (a division it may not speculate). Absolute error below 1e-6 against
+// std::tanh, relative below 1e-6 near 0 (tests/utils/test_simd.cpp).
+RECBOLE_INLINE float tanh(float v) {
+  constexpr float kClamp = 7.90531110763549805f;
+  // Selects, not std::min/max: those are not inlined into a RECBOLE_NO_TRAPPING_MATH function.
+  float x = v < -kClamp ? -kClamp : v;
+  x = x > kClamp ? kClamp : x;
+  const float x2 = x * x;
+  float p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
+  p = x2 * p + -8.60467152213735e-11f;
+  p = x2 * p + 5.12229709037114e-08f;
+  p = x2 * p + 1.48572235717979e-05f;
+  p = x2 * p + 6.37261928875436e-04f;
+  p = x2 * p + 4.89352455891786e-03f;
+  float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
+  q = x2 * q + 2.26843463243900e-03f;
+  q = x2 * q + 4.89352518554385e-03f;
+  return x * p / q;
+}
+
+}  // namespace recbole::simd

@@ -3,6 +3,7 @@
 // aggregator and depth, and CFKG's transe scores.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
 #include <torch/torch.h>
@@ -133,6 +134,55 @@ TEST_CASE("KGNNLS adds a label-smoothness term to KGCN's loss that moves the wei
   CHECK(torch::allclose(none.second, kgcn.second, 1e-6, 1e-7));
   CHECK(half.first > none.first);  // BCE of a logit in [0, 1/K] is positive
   CHECK_FALSE(torch::allclose(half.second, none.second, 1e-6, 1e-7));
+}
+
+namespace {
+
+// The trainer's side of a step with an optimizer that leaves the weights (lr 0), so that the
+// gradients of train_step can be read after it.
+class ZeroStep : public recbole::models::TrainStep {
+ public:
+  explicit ZeroStep(recbole::models::Model& m)
+      : sgd_(m.parameters(), torch::optim::SGDOptions(0.0)) {}
+  torch::optim::Optimizer& optimizer(size_t) override { return sgd_; }
+  void finish_gradients() override {}
+
+ private:
+  torch::optim::SGD sgd_;
+};
+
+}  // namespace
+
+TEST_CASE("KGCN and KGNNLS train a batch in parts to the whole batch's loss and gradient",
+          "[models][knowledge]") {
+  const TinyData d;
+  for (const char* model : {"KGCN", "KGNNLS"}) {
+    DYNAMIC_SECTION(model) {
+      // reg_weight large enough that the EmbLoss (the coupling of the parts) shows.
+      ModelHarness h(recbole::testing::model_config(model, {{"reg_weight", "0.1"}}), d);
+      auto m = h.create();
+      recbole::testing::scramble(*m, 0.5);
+      recbole::data::Batch b;  // 2,500 rows: three parts of at most 1,024
+      b.users = torch::randint(1, d.n_users, {2500}, torch::kInt64);
+      b.items = torch::randint(1, d.n_items, {2500}, torch::kInt64);
+      b.neg_items = torch::randint(1, d.n_items, {2500}, torch::kInt64);
+      b = h.device.place(b);
+      const torch::Tensor whole = m->calculate_loss(b);
+      whole.backward();
+      std::map<std::string, torch::Tensor> expected;
+      for (const auto& p : m->named_parameters()) {
+        REQUIRE(p.value().grad().defined());
+        expected[p.key()] = p.value().grad().clone();
+      }
+      ZeroStep step(*m);
+      const torch::Tensor parts = m->train_step(b, step);
+      CHECK(parts.item<double>() == Approx(whole.item<double>()).epsilon(1e-5));
+      for (const auto& p : m->named_parameters()) {
+        INFO(p.key());
+        CHECK(torch::allclose(p.value().grad(), expected.at(p.key()), 1e-4, 1e-6));
+      }
+    }
+  }
 }
 
 TEST_CASE("MKR walks its KG pass in every kge_interval-th epoch and ranks as it scores pairs",

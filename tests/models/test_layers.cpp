@@ -273,6 +273,68 @@ TEST_CASE("backward_parts sums the parts' gradients in order, whatever the threa
   pool.set_threads(before);
 }
 
+TEST_CASE("backward_parts_coupled gives the whole loss's gradient, rows gathered sparsely",
+          "[models][layers]") {
+  // Part k: rows of a table gathered by ids (gather_rows: a sparse gradient inside a part),
+  // through w; its share is a sum over its rows. The coupling is a Frobenius norm over every
+  // part's rows, as RecBole's EmbLoss — not a sum of per-part terms.
+  torch::manual_seed(11);
+  const torch::Tensor table = torch::randn({40, 6}).requires_grad_();
+  const torch::Tensor w = torch::randn({6, 6}).requires_grad_();
+  const torch::Tensor unused = torch::randn({2}).requires_grad_();
+  const torch::Tensor ids = torch::randint(40, {23}, torch::kInt64);  // repeats included
+  const auto part = [&](int64_t k) {
+    const int64_t start = 8 * k, n = std::min<int64_t>(8, ids.size(0) - start);
+    const torch::Tensor rows = layers::gather_rows(table, ids.narrow(0, start, n));
+    const torch::Tensor h = torch::tanh(rows.mm(w));
+    return layers::PartForward{h.pow(2).sum() / 23.0, {h, rows}};
+  };
+  const auto coupling = [](const std::vector<std::vector<torch::Tensor>>& z) {
+    std::vector<torch::Tensor> h, rows;
+    for (const auto& part : z) h.push_back(part[0]), rows.push_back(part[1]);
+    return 0.3 * torch::cat(h).norm() + 0.2 * torch::cat(rows).norm();
+  };
+  // The reference: the whole loss in one graph, one backward().
+  torch::Tensor expected_loss;
+  {
+    std::vector<std::vector<torch::Tensor>> z;
+    torch::Tensor sum = torch::zeros({});
+    for (int64_t k = 0; k < 3; ++k) {
+      const layers::PartForward f = part(k);
+      sum = sum + f.loss;
+      z.push_back(f.coupled);
+    }
+    expected_loss = sum + coupling(z);
+    expected_loss.backward();
+  }
+  CHECK(table.grad().layout() == torch::kStrided);  // outside a part: index_select
+  const torch::Tensor expected_table = table.grad().clone(), expected_w = w.grad().clone();
+
+  recbole::ThreadPool& pool = recbole::ThreadPool::instance();
+  const int before = pool.threads();
+  torch::Tensor first_table;
+  for (int threads : {1, 2, 3}) {
+    pool.set_threads(threads);
+    table.mutable_grad() = torch::full_like(table, 7.0);  // overwritten, not added to
+    w.mutable_grad() = torch::Tensor();
+    unused.mutable_grad() = torch::ones_like(unused);  // no part reaches it: zeroed
+    int checked = 0;
+    const torch::Tensor total = layers::backward_parts_coupled(
+        {table, w, unused}, 3, part, coupling, [&](const torch::Tensor&) { ++checked; });
+    CHECK(checked == 4);  // three parts and the coupling
+    CHECK(total.item<double>() == Approx(expected_loss.item<double>()).epsilon(1e-6));
+    REQUIRE(table.grad().layout() == torch::kStrided);
+    CHECK(torch::allclose(table.grad(), expected_table, 1e-5, 1e-6));
+    CHECK(torch::allclose(w.grad(), expected_w, 1e-5, 1e-6));
+    CHECK(unused.grad().abs().sum().item<float>() == 0);
+    if (!first_table.defined())
+      first_table = table.grad().clone();
+    else
+      CHECK(table.grad().equal(first_table));  // bit for bit, whatever the thread count
+  }
+  pool.set_threads(before);
+}
+
 TEST_CASE("initialize works from a module's own constructor", "[models][layers]") {
   SelfInitialised m;
   CHECK(m.linear->bias.abs().sum().item<float>() == 0);
