@@ -21,9 +21,9 @@
 namespace recbole::simd {
 
 // tanh of a float in a form a RECBOLE_MULTIVERSION RECBOLE_NO_TRAPPING_MATH loop vectorises
-// (no branch, no libm call):
-// the clamped rational approximation x·p(x²)/q(x²) with the coefficients Eigen uses for float
-// tanh (generic_fast_tanh_float in Eigen/src/Core/MathFunctionsImpl.h, MPL-2.0). Eigen's own
+// (no branch, no libm call): the clamped rational approximation x·p(x²)/q(x²) with the
+// coefficients Eigen uses for float tanh (generic_fast_tanh_float in
+// Eigen/src/Core/MathFunctionsImpl.h, MPL-2.0). Eigen's own
 // tanh fixes its SIMD width when compiled — SSE in this portable build — while a clone here
 // runs it 8 or 16 wide. Beyond ±7.905 tanh is ±1 in float. Eigen returns x itself below 4e-4,
 // where the quotient is x·(1 − 1.3e-7); that select is left out, as it kept GCC from
