@@ -4,10 +4,10 @@
 
 #include <torch/torch.h>
 
-#include "models/layers/dropout.h"
+#include "models/layers/gathered_bpr_loss.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
-#include "models/layers/losses.h"
+#include "models/layers/ngcf_layer.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/thread_pool.h"
 
@@ -66,34 +66,29 @@ layers::GraphOperator NGCF::dropped_adjacency() const {
   return layers::GraphOperator(std::move(out), /*symmetric=*/false, device_manager());
 }
 
-std::pair<torch::Tensor, torch::Tensor> NGCF::propagate() const {
-  namespace F = torch::nn::functional;
+torch::Tensor NGCF::propagate_nodes() const {
   const layers::GraphOperator adj =
       (is_training() && node_dropout_ > 0) ? dropped_adjacency() : adjacency_;
   torch::Tensor e = torch::cat({user_embedding_, item_embedding_});
   std::vector<torch::Tensor> all{e};
   for (size_t k = 0; k < w1_.size(); ++k) {
-    const torch::Tensor s = layers::spmm(adj, e);
-    torch::Tensor h = F::linear(e + s, w1_[k]->weight, w1_[k]->bias) +
-                      F::linear(s * e, w2_[k]->weight, w2_[k]->bias);
-    h = F::leaky_relu(h, F::LeakyReLUFuncOptions().negative_slope(0.2));
-    h = layers::dropout(h, message_dropout_, is_training());
-    e = F::normalize(h, F::NormalizeFuncOptions().p(2).dim(1).eps(1e-12));
+    e = layers::ngcf_layer(e, layers::spmm(adj, e), w1_[k]->weight, w1_[k]->bias, w2_[k]->weight,
+                           w2_[k]->bias, message_dropout_, is_training());
     all.push_back(e);
   }
-  const torch::Tensor final_embedding = torch::cat(all, 1);
-  return {final_embedding.slice(0, 0, n_users()), final_embedding.slice(0, n_users())};
+  return torch::cat(all, 1);
+}
+
+std::pair<torch::Tensor, torch::Tensor> NGCF::propagate() const {
+  const torch::Tensor nodes = propagate_nodes();
+  return {nodes.slice(0, 0, n_users()), nodes.slice(0, n_users())};
 }
 
 torch::Tensor NGCF::calculate_loss(const data::Batch& batch) {
   drop_factors();
-  auto [users, items] = propagate();
-  const torch::Tensor u = users.index_select(0, batch.users);
-  const torch::Tensor pos_e = items.index_select(0, batch.items);
-  const torch::Tensor neg_e = items.index_select(0, batch.neg_items);
-  const torch::Tensor pos = (u * pos_e).sum(1);
-  const torch::Tensor neg = (u * neg_e).sum(1);
-  return layers::bpr_loss(pos, neg) + reg_weight_ * layers::emb_loss({u, pos_e, neg_e});
+  // Items are nodes n_users + item of the propagated table.
+  return layers::gathered_bpr_loss(propagate_nodes(), batch.users, batch.items + n_users(),
+                                   batch.neg_items + n_users(), reg_weight_);
 }
 
 torch::Tensor NGCF::train_step(const data::Batch& batch, TrainStep& step) {

@@ -11,7 +11,8 @@
 //
 // Shapes: full_sort_predict [B, n_items], predict [B], float32 on the device.
 // Cost: every training batch propagates the whole graph: per layer one sparse product (nnz =
-// 2·|train|, on the ThreadPool) and two dense [N, d] × [d, d'] products, forward and back.
+// 2·|train|, on the ThreadPool) and one [N, 2d] × [2d, d'] product, forward and back; the rest
+// of a layer and the loss are fused CPU passes (layers::ngcf_layer, layers::gathered_bpr_loss).
 // Evaluation propagates once and caches the final embeddings (also offered to the evaluator as
 // score factors); the next training batch invalidates the cache.
 #include <vector>
@@ -35,6 +36,8 @@ class NGCF : public CachedFactorModel {
 
   // Final embeddings: users [n_users, D], items [n_items, D], D = d · (1 + layers).
   std::pair<torch::Tensor, torch::Tensor> propagate() const;
+  // The same as one [N, D] table of nodes (users, then items).
+  torch::Tensor propagate_nodes() const;
 
  private:
   // Â with each stored entry kept with probability 1 − node_dropout, survivors scaled by

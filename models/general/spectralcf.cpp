@@ -4,8 +4,8 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/gathered_bpr_loss.h"
 #include "models/layers/init.h"
-#include "models/layers/losses.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -45,25 +45,26 @@ SpectralCF::SpectralCF(const ModelContext& ctx)
                                           ctx.device.place(torch::normal(0.01, 0.02, {d, d}))));
 }
 
-std::pair<torch::Tensor, torch::Tensor> SpectralCF::propagate() const {
+torch::Tensor SpectralCF::propagate_nodes() const {
   torch::Tensor e = torch::cat({user_embedding_, item_embedding_});
   std::vector<torch::Tensor> all{e};
   for (const torch::Tensor& theta : filters_) {
     e = torch::sigmoid(torch::matmul(layers::spmm(operator_, e), theta));
     all.push_back(e);
   }
-  const torch::Tensor final_embedding = torch::cat(all, 1);
-  return {final_embedding.slice(0, 0, n_users()), final_embedding.slice(0, n_users())};
+  return torch::cat(all, 1);
+}
+
+std::pair<torch::Tensor, torch::Tensor> SpectralCF::propagate() const {
+  const torch::Tensor nodes = propagate_nodes();
+  return {nodes.slice(0, 0, n_users()), nodes.slice(0, n_users())};
 }
 
 torch::Tensor SpectralCF::calculate_loss(const data::Batch& batch) {
   drop_factors();
-  auto [users, items] = propagate();
-  const torch::Tensor u = users.index_select(0, batch.users);
-  const torch::Tensor pos_e = items.index_select(0, batch.items);
-  const torch::Tensor neg_e = items.index_select(0, batch.neg_items);
-  return layers::bpr_loss((u * pos_e).sum(1), (u * neg_e).sum(1)) +
-         reg_weight_ * layers::emb_loss({u, pos_e, neg_e});
+  // Items are nodes n_users + item of the propagated table.
+  return layers::gathered_bpr_loss(propagate_nodes(), batch.users, batch.items + n_users(),
+                                   batch.neg_items + n_users(), reg_weight_);
 }
 
 std::pair<torch::Tensor, torch::Tensor> SpectralCF::evaluation_factors() { return propagate(); }

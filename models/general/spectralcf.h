@@ -28,6 +28,8 @@ class SpectralCF : public CachedFactorModel {
 
   // Final embeddings: users [n_users, D], items [n_items, D], D = d · (1 + n_layers).
   std::pair<torch::Tensor, torch::Tensor> propagate() const;
+  // The same as one [N, D] table of nodes (users, then items).
+  torch::Tensor propagate_nodes() const;
 
  private:
   std::pair<torch::Tensor, torch::Tensor> evaluation_factors() override;

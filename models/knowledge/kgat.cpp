@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/layers/dropout.h"
+#include "models/layers/gathered_bpr_loss.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/knowledge.h"
@@ -111,7 +113,7 @@ torch::Tensor KGAT::propagate() {
       next = act(w1_[l]->forward(x + s));
     else
       next = act(w1_[l]->forward(torch::cat({x, s}, 1)));
-    next = torch::dropout(next, dropout_, is_training());
+    next = layers::dropout(next, dropout_, is_training());
     outs.push_back(F::normalize(next, F::NormalizeFuncOptions().dim(1)));
     x = next;
   }
@@ -138,12 +140,9 @@ torch::Tensor KGAT::calculate_loss(const data::Batch& batch) {
     const torch::Tensor d_neg = (h + r - t_neg).pow(2).sum(1);
     return F::softplus(d_pos - d_neg).mean() + reg_weight_ * layers::emb_loss({h, r, t_pos, t_neg});
   }
-  const torch::Tensor f = propagate();
-  const torch::Tensor u = f.index_select(0, batch.users);
-  const torch::Tensor pos = f.index_select(0, batch.items + n_users());
-  const torch::Tensor neg = f.index_select(0, batch.neg_items + n_users());
-  return layers::bpr_loss((u * pos).sum(1), (u * neg).sum(1)) +
-         reg_weight_ * layers::emb_loss({u, pos, neg});
+  // Items are nodes n_users + item of the propagated table.
+  return layers::gathered_bpr_loss(propagate(), batch.users, batch.items + n_users(),
+                                   batch.neg_items + n_users(), reg_weight_);
 }
 
 void KGAT::on_epoch_end(int64_t epoch) {

@@ -54,16 +54,22 @@ DropoutKeyScope::DropoutKeyScope(uint64_t key) : previous_(t_key_stream) { t_key
 
 DropoutKeyScope::~DropoutKeyScope() { t_key_stream = previous_; }
 
+torch::Tensor dropout_mask(torch::IntArrayRef sizes, double p, bool training) {
+  if (!training || p <= 0.0) return {};
+  if (p >= 1.0) return torch::zeros(sizes, torch::kFloat32);
+  // Element k is kept when its 32-bit draw is below (1 − p)·2³² (truncated: below 2³²).
+  const auto threshold = static_cast<uint32_t>(std::min((1.0 - p) * 4294967296.0, 4294967295.0));
+  const float scale = static_cast<float>(1.0 / (1.0 - p));
+  torch::Tensor mask = torch::empty(sizes, torch::kFloat32);
+  fill_mask(mask.data_ptr<float>(), mask.numel(), next_mask_key(), threshold, scale);
+  return mask;
+}
+
 torch::Tensor dropout(const torch::Tensor& x, double p, bool training) {
   if (!training || p <= 0.0) return x;
   if (!x.device().is_cpu()) return torch::dropout(x, p, training);
   if (p >= 1.0) return x * 0;
-  // Element k is kept when its 32-bit draw is below (1 − p)·2³² (truncated: below 2³²).
-  const auto threshold = static_cast<uint32_t>(std::min((1.0 - p) * 4294967296.0, 4294967295.0));
-  const float scale = static_cast<float>(1.0 / (1.0 - p));
-  torch::Tensor mask = torch::empty(x.sizes(), x.options().dtype(torch::kFloat32));
-  fill_mask(mask.data_ptr<float>(), mask.numel(), next_mask_key(), threshold, scale);
-  return x * mask.to(x.scalar_type());
+  return x * dropout_mask(x.sizes(), p, training).to(x.scalar_type());
 }
 
 }  // namespace recbole::models::layers

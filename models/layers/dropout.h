@@ -22,6 +22,12 @@ namespace recbole::models::layers {
 // x: any shape, float32 or float64, on any device; p in [0, 1]. Gradient: the same mask.
 torch::Tensor dropout(const torch::Tensor& x, double p, bool training);
 
+// The CPU mask that dropout(x, p, true) multiplies x by, for an x of these sizes: float32, each
+// element 1 / (1 − p) or 0, drawn as dropout draws it (one key; all zeros and no key when
+// p ≥ 1). Undefined when !training or p ≤ 0 (nothing dropped). For fused CPU kernels that apply
+// the mask inside their own pass.
+torch::Tensor dropout_mask(torch::IntArrayRef sizes, double p, bool training);
+
 // One word of libtorch's default CPU generator (advances it): a key for a DropoutKeyScope.
 uint64_t draw_dropout_key();
 

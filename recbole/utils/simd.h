@@ -18,6 +18,8 @@
 #define RECBOLE_NO_TRAPPING_MATH
 #endif
 
+#include <cstdint>
+
 namespace recbole::simd {
 
 // tanh of a float in a form a RECBOLE_MULTIVERSION RECBOLE_NO_TRAPPING_MATH loop vectorises
@@ -45,6 +47,19 @@ RECBOLE_INLINE float tanh(float v) {
   q = x2 * q + 2.26843463243900e-03f;
   q = x2 * q + 4.89352518554385e-03f;
   return x * p / q;
+}
+
+// Σ_k a[k]·b[k] in eight running sums combined in a fixed order: vectorised inside a
+// RECBOLE_MULTIVERSION loop (a single float sum stays scalar without reassociation), and the
+// same on every thread count.
+RECBOLE_INLINE float dot(const float* a, const float* b, int64_t n) {
+  float acc[8] = {};
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += a[k + l] * b[k + l];
+  float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; k < n; ++k) sum += a[k] * b[k];
+  return sum;
 }
 
 }  // namespace recbole::simd

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include <torch/torch.h>
@@ -11,10 +12,13 @@
 #include "models/layers/backward_parts.h"
 #include "models/layers/context_embedding.h"
 #include "models/layers/dropout.h"
+#include "models/layers/gathered_bpr_loss.h"
 #include "models/layers/graph.h"
 #include "models/layers/history.h"
 #include "models/layers/init.h"
 #include "models/layers/losses.h"
+#include "models/layers/ngcf_layer.h"
+#include "recbole/utils/error.h"
 #include "recbole/utils/thread_pool.h"
 #include "tests/models/model_fixture.h"
 
@@ -93,6 +97,96 @@ TEST_CASE("the sparse product and its gradient equal dense libtorch on any threa
     CHECK(torch::allclose(x.grad(), expected_grad, 1e-5, 1e-5));
   }
   pool.set_threads(before);
+}
+
+namespace {
+
+// The loss and the gradients of `inputs` (leaves) of f(inputs), with libtorch's generator
+// seeded first (dropout masks).
+std::vector<torch::Tensor> value_and_grads(
+    const std::function<torch::Tensor(const std::vector<torch::Tensor>&)>& f,
+    const std::vector<torch::Tensor>& inputs) {
+  std::vector<torch::Tensor> leaves;
+  for (const auto& x : inputs) leaves.push_back(x.clone().requires_grad_(true));
+  torch::manual_seed(11);
+  const torch::Tensor y = f(leaves);
+  y.backward();
+  std::vector<torch::Tensor> out{y.detach()};
+  for (const auto& x : leaves) out.push_back(x.grad());
+  return out;
+}
+
+// Runs fused and composed on 1, 2 and 3 threads: close to the composed value and gradients,
+// bit-identical across thread counts.
+void check_fused(const std::function<torch::Tensor(const std::vector<torch::Tensor>&)>& fused,
+                 const std::function<torch::Tensor(const std::vector<torch::Tensor>&)>& composed,
+                 const std::vector<torch::Tensor>& inputs) {
+  const auto want = value_and_grads(composed, inputs);
+  recbole::ThreadPool& pool = recbole::ThreadPool::instance();
+  const int before = pool.threads();
+  std::vector<torch::Tensor> first;
+  for (int threads : {1, 2, 3}) {
+    pool.set_threads(threads);
+    const auto got = value_and_grads(fused, inputs);
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < got.size(); ++k) {
+      INFO("output " << k << " (0: the value, then each input's gradient), threads " << threads
+                     << ", largest difference " << (got[k] - want[k]).abs().max().item<double>()
+                     << " of values up to " << want[k].abs().max().item<double>());
+      REQUIRE(got[k].defined());
+      CHECK(torch::allclose(got[k], want[k], 1e-4, 1e-4));
+      if (!first.empty()) CHECK(torch::equal(got[k], first[k]));
+    }
+    first = got;
+  }
+  pool.set_threads(before);
+}
+
+}  // namespace
+
+TEST_CASE("the fused NGCF layer equals its composed form, forward and backward",
+          "[models][layers][ngcf]") {
+  torch::manual_seed(3);
+  for (int64_t out_d : {4, 12}) {
+    // Rows of e and s; with 4 outputs and dropout 0.5 some rows lose every element (norm 0).
+    const std::vector<torch::Tensor> inputs{torch::randn({300, 16}),   torch::randn({300, 16}),
+                                            torch::randn({out_d, 16}), torch::randn({out_d}),
+                                            torch::randn({out_d, 16}), torch::randn({out_d})};
+    const torch::Tensor weights = torch::randn({300, out_d});
+    for (const double p : {0.0, 0.5}) {
+      INFO("outputs " << out_d << ", dropout " << p);
+      auto make = [&](bool fused) {
+        return [&, fused](const std::vector<torch::Tensor>& x) {
+          const auto layer = fused ? layers::ngcf_layer : layers::ngcf_layer_composed;
+          return (layer(x[0], x[1], x[2], x[3], x[4], x[5], p, true) * weights).sum();
+        };
+      };
+      check_fused(make(true), make(false), inputs);
+    }
+  }
+}
+
+TEST_CASE("the fused gathered BPR loss equals index_select, bpr_loss and emb_loss",
+          "[models][layers]") {
+  torch::manual_seed(5);
+  // 700 rows: three blocks, with repeated ids; a zero table row; row ids shared by roles.
+  torch::Tensor table = torch::randn({50, 24});
+  table[7].zero_();
+  const torch::Tensor users = torch::randint(0, 20, {700}, torch::kInt64);
+  const torch::Tensor pos = torch::randint(15, 50, {700}, torch::kInt64);
+  const torch::Tensor neg = torch::randint(15, 50, {700}, torch::kInt64);
+  for (const double reg : {0.0, 0.3}) {
+    INFO("reg_weight " << reg);
+    check_fused(
+        [&](const std::vector<torch::Tensor>& x) {
+          return layers::gathered_bpr_loss(x[0], users, pos, neg, reg) * 2.5;
+        },
+        [&](const std::vector<torch::Tensor>& x) {
+          return layers::gathered_bpr_loss_composed(x[0], users, pos, neg, reg) * 2.5;
+        },
+        {table});
+  }
+  CHECK_THROWS_AS(layers::gathered_bpr_loss(table, users, pos + 1, neg, 0.1), recbole::Error);
 }
 
 TEST_CASE("mean propagation averages layers 0..L", "[models][layers]") {
