@@ -153,11 +153,12 @@ torch::Tensor gathered_bpr_loss_composed(const torch::Tensor& table, const torch
 torch::Tensor gathered_bpr_loss(const torch::Tensor& table, const torch::Tensor& users,
                                 const torch::Tensor& pos, const torch::Tensor& neg,
                                 double reg_weight) {
-  const bool fused = table.is_cpu() && table.scalar_type() == torch::kFloat32 && table.dim() == 2 &&
-                     users.is_cpu() && users.scalar_type() == torch::kInt64 &&
-                     pos.scalar_type() == torch::kInt64 && neg.scalar_type() == torch::kInt64 &&
-                     users.numel() > 0 && users.numel() == pos.numel() &&
-                     users.numel() == neg.numel();
+  // The fused function reads raw CPU memory, so anything else takes the composed path, where
+  // libtorch reports a mismatch.
+  bool fused = table.is_cpu() && table.scalar_type() == torch::kFloat32 && table.dim() == 2 &&
+               users.numel() > 0 && users.numel() == pos.numel() && users.numel() == neg.numel();
+  for (const torch::Tensor* ids : {&users, &pos, &neg})
+    fused = fused && ids->is_cpu() && ids->scalar_type() == torch::kInt64;
   if (!fused) return gathered_bpr_loss_composed(table, users, pos, neg, reg_weight);
   return FusedGatheredBpr::apply(table, users, pos, neg, reg_weight);
 }

@@ -184,8 +184,13 @@ torch::Tensor ngcf_layer_composed(const torch::Tensor& e, const torch::Tensor& s
 torch::Tensor ngcf_layer(const torch::Tensor& e, const torch::Tensor& s, const torch::Tensor& w1,
                          const torch::Tensor& b1, const torch::Tensor& w2, const torch::Tensor& b2,
                          double dropout, bool training) {
-  const bool fused = e.is_cpu() && e.scalar_type() == torch::kFloat32 &&
-                     s.scalar_type() == torch::kFloat32 && w1.scalar_type() == torch::kFloat32;
+  // The fused kernels read raw CPU float32 memory, so anything else — another device or dtype,
+  // mismatched shapes — takes the composed path, where libtorch reports the mismatch.
+  bool fused = e.dim() == 2 && s.sizes() == e.sizes() && w1.dim() == 2 && w1.size(1) == e.size(1) &&
+               w2.sizes() == w1.sizes() && b1.dim() == 1 && b1.size(0) == w1.size(0) &&
+               b2.sizes() == b1.sizes();
+  for (const torch::Tensor* t : {&e, &s, &w1, &b1, &w2, &b2})
+    fused = fused && t->is_cpu() && t->scalar_type() == torch::kFloat32;
   if (!fused) return ngcf_layer_composed(e, s, w1, b1, w2, b2, dropout, training);
   const torch::Tensor mask = dropout_mask({e.size(0), w1.size(0)}, dropout, training);
   return FusedNgcfLayer::apply(e, s, w1, b1, w2, b2, Mask{mask});
