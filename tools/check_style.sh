@@ -68,19 +68,17 @@ if pch:
             pch = ''
     else:
         pch = ''
-# A unity-build source (tests/CMakeLists.txt) stands for the sources it includes: one entry each.
-expanded = []
+# A unity-build source (CMakeLists.txt, tests/CMakeLists.txt) is checked whole: its sources are
+# included files there, which .clang-tidy's HeaderFilterRegex covers (.cpp as well as .h). One
+# parse for up to 9 sources: 17 s against 96 s for a unity source of 8 models, checked as 8 files.
+# A source is listed once, under the first unity source or command that names it.
 for e in commands:
-    if re.search(r'/Unity/unity_[0-9]+_cxx\.cxx$', e['file']):
-        for s in re.findall(r'#include "([^"]+)"', open(e['file']).read()):
-            expanded.append(dict(e, file=s, command=e['command'].replace(e['file'], s)))
-    else:
-        expanded.append(e)
-for e in expanded:
     f = e['file']
-    if '/generated/' in f or f in seen:
+    unity = re.search(r'/Unity/unity_[0-9]+_cxx\.cxx$', f) is not None
+    members = re.findall(r'#include "([^"]+)"', open(f).read()) if unity else [f]
+    if '/generated/' in f or all(m in seen for m in members):
         continue
-    seen.add(f)
+    seen.update(members)
     uses_gcc_pch = re.search(gcc_pch, e['command']) is not None
     e['command'] = re.sub(gcc_pch, '', e['command'])
     if pch and uses_gcc_pch and not f.endswith('.hxx.cxx'):
@@ -88,21 +86,22 @@ for e in expanded:
     entries.append(e)
     files.append(f)
 json.dump(entries, open(db + '/compile_commands.json', 'w'))
+open(db + '/n_sources', 'w').write(str(len(seen)))
 print('\n'.join(files))
 PY
 )
-    out=$(echo "$files" | xargs -P "$(nproc)" -n 4 "$tidy" -p "$db" --quiet 2>&1 || true)
+    out=$(echo "$files" | xargs -P "$(nproc)" -n 1 "$tidy" -p "$db" --quiet 2>&1 || true)
     errors=$(echo "$out" | grep -E 'error: .*\[readability-identifier-naming' | sort -u || true)
     if [ -n "$errors" ]; then
       echo "$errors"
       echo "naming: $(echo "$errors" | wc -l) names do not follow .clang-tidy"
       exit 1
     fi
-    if echo "$out" | grep -q 'error:'; then
+    if grep -q 'error:' <<<"$out"; then
       echo "$out" | grep 'error:' | head -20
       exit 1
     fi
-    echo "naming: $(echo "$files" | wc -l) sources clean"
+    echo "naming: $(cat "$db/n_sources") sources clean ($(echo "$files" | wc -l) compiled files)"
     ;;
   *)
     echo "usage: tools/check_style.sh format | naming BUILD_DIR | fix"

@@ -38,7 +38,9 @@ if [ "$browser" -eq 1 ]; then
   packages+=(chromium fonts-dejavu-core)  # headless Chromium and the reports' font
 fi
 
-installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+# The tools' output is read whole before grep looks at it: under pipefail, `tool | grep -q`
+# fails whenever grep exits at its match while the tool is still writing (SIGPIPE, status 141).
+installed() { [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == *"install ok installed"* ]]; }
 
 missing=()
 for p in "${packages[@]}"; do
@@ -56,7 +58,7 @@ done
 if [ "${#missing[@]}" -gt 0 ] || [ "${#missing_optional[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   for p in "${missing_optional[@]}"; do
-    if apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+    if grep -q 'Candidate: [0-9]' <<<"$(apt-cache policy "$p" 2>/dev/null || true)"; then
       missing+=("$p")
     else
       echo "install_deps: $p is not in this system's archive (optional: left out)"
