@@ -49,11 +49,16 @@ torch::nn::Sequential projection_head(int64_t d) {
 namespace {
 
 // Rows per chunk of the contrastive term: [chunk, n] similarity blocks instead of [n, n] (the
-// default batch has n = 4,096 item rows; a 4 GiB pair of matrices at n = 16,384).
-constexpr int64_t kNceChunk = 1024;
+// default batch has n = 4,096 item rows; a 4 GiB pair of matrices at n = 16,384). 256 rows make
+// 4 MiB blocks, which the allocator keeps between chunks: the 16 MiB blocks of 1,024 rows were
+// handed back to the kernel and faulted in again (~1.9 M page faults in an ml-100k epoch).
+constexpr int64_t kNceChunk = 256;
+
+int64_t chunks_of(int64_t rows) { return (rows + kNceChunk - 1) / kNceChunk; }
 
 // The contrastive term on unit rows a, b [n, d], computed and differentiated in row chunks:
-// nothing n × n is kept for the backward, which recomputes each chunk's similarities.
+// nothing n × n is kept for the backward, which recomputes each chunk's similarities. The
+// chunks run on the ThreadPool (layers::run_chunks), each with its own GEMMs and exps.
 // With S = a aᵀ / τ, T = a bᵀ / τ, D_r = Σ_j e^{S_rj} + Σ_j e^{T_rj} − e^{S_rr}:
 //   L = mean_r (log D_r − T_rr);  ∂L/∂S_rj = e^{S_rj} / D_r / n (0 for j = r);
 //   ∂L/∂T_rj = (e^{T_rj} / D_r − [j = r]) / n.
@@ -63,15 +68,15 @@ struct ChunkedNce : public torch::autograd::Function<ChunkedNce> {
     const int64_t n = a.size(0);
     torch::Tensor denominators = torch::empty({n}, a.options());
     torch::Tensor positives = torch::empty({n}, a.options());
-    for (int64_t r0 = 0; r0 < n; r0 += kNceChunk) {
-      const int64_t c = std::min(kNceChunk, n - r0);
+    layers::run_chunks(chunks_of(n), a.is_cuda(), [&](int64_t chunk) {
+      const int64_t r0 = chunk * kNceChunk, c = std::min(kNceChunk, n - r0);
       const torch::Tensor rows = a.narrow(0, r0, c);
-      const torch::Tensor s = rows.mm(a.t()).div_(tau);
+      const torch::Tensor s = rows.mm(a.t()).div_(tau).exp_();
       const torch::Tensor t = rows.mm(b.t()).div_(tau);
-      const torch::Tensor s_self = s.narrow(1, r0, c).diagonal();
       positives.narrow(0, r0, c).copy_(t.narrow(1, r0, c).diagonal());
-      denominators.narrow(0, r0, c).copy_(s.exp().sum(1) + t.exp().sum(1) - s_self.exp());
-    }
+      denominators.narrow(0, r0, c).copy_(s.sum(1) + t.exp_().sum(1) -
+                                          s.narrow(1, r0, c).diagonal());
+    });
     ctx->save_for_backward({a, b, denominators});
     ctx->saved_data["tau"] = tau;
     return (denominators.log() - positives).mean();
@@ -84,9 +89,12 @@ struct ChunkedNce : public torch::autograd::Function<ChunkedNce> {
     const double tau = ctx->saved_data["tau"].toDouble();
     const int64_t n = a.size(0);
     const torch::Tensor scale = grads[0] / (static_cast<double>(n) * tau);
-    torch::Tensor da = torch::zeros_like(a), db = torch::zeros_like(b);
-    for (int64_t r0 = 0; r0 < n; r0 += kNceChunk) {
-      const int64_t c = std::min(kNceChunk, n - r0);
+    // Each chunk's share of the gradients, summed in chunk order afterwards.
+    const int64_t chunks = chunks_of(n);
+    if (chunks == 0) return {torch::zeros_like(a), torch::zeros_like(b), torch::Tensor()};
+    std::vector<torch::Tensor> da_parts(static_cast<size_t>(chunks)), db_parts(da_parts.size());
+    layers::run_chunks(chunks, a.is_cuda(), [&](int64_t chunk) {
+      const int64_t r0 = chunk * kNceChunk, c = std::min(kNceChunk, n - r0);
       const torch::Tensor rows = a.narrow(0, r0, c);
       const torch::Tensor inv = denominators.narrow(0, r0, c).reciprocal().unsqueeze(1);
       torch::Tensor gs = rows.mm(a.t()).div_(tau).exp_().mul_(inv);
@@ -95,9 +103,15 @@ struct ChunkedNce : public torch::autograd::Function<ChunkedNce> {
       gt.narrow(1, r0, c).diagonal().sub_(1.0);
       gs.mul_(scale);
       gt.mul_(scale);
+      torch::Tensor da = gs.t().mm(rows);
       da.narrow(0, r0, c).add_(gs.mm(a) + gt.mm(b));
-      da.add_(gs.t().mm(rows));
-      db.add_(gt.t().mm(rows));
+      da_parts[size_t(chunk)] = da;
+      db_parts[size_t(chunk)] = gt.t().mm(rows);
+    });
+    torch::Tensor da = da_parts[0], db = db_parts[0];
+    for (size_t p = 1; p < da_parts.size(); ++p) {
+      da.add_(da_parts[p]);
+      db.add_(db_parts[p]);
     }
     return {da, db, torch::Tensor()};
   }
@@ -218,9 +232,13 @@ MCCLK::Views MCCLK::views(uint64_t seed) {
   const torch::Tensor ego = entity_embedding_.detach();
   const torch::Tensor basis =
       separately_ ? item_aggregation(sampled_edges(seed ^ kSemanticStream)) : v.entity_g.detach();
+  // E_s is read at the item rows only. With one product those need the graph's item rows
+  // alone (the first n_items entities); more products read other rows' products too.
+  const int64_t graph_rows = item_agg_layers_ == 1 ? n_items() : n_entities_;
   const auto lambda = static_cast<float>(lambda_);
   const layers::GraphOperator knn(
-      weighted_sum(layers::knn_graph(basis, k_), 1.0f - lambda, layers::knn_graph(ego, k_), lambda),
+      weighted_sum(layers::knn_graph(basis, k_, graph_rows), 1.0f - lambda,
+                   layers::knn_graph(ego, k_, graph_rows), lambda),
       /*symmetric=*/false, dm);
   torch::Tensor x = entity_embedding_;
   std::vector<torch::Tensor> xs{x};
@@ -228,7 +246,7 @@ MCCLK::Views MCCLK::views(uint64_t seed) {
     x = layers::spmm(knn, x);
     xs.push_back(x);
   }
-  v.entity_s = torch::stack(xs, 1).mean(1);
+  v.entity_s = torch::stack(xs, 1).mean(1).narrow(0, 0, n_items());
 
   const torch::Tensor collab = layers::mean_propagation(
       graph_op_, torch::cat({user_embedding_, entity_embedding_}), lightgcn_layers_);
@@ -241,8 +259,10 @@ std::pair<torch::Tensor, torch::Tensor> MCCLK::evaluation_factors() {
   const uint64_t seed =
       static_cast<uint64_t>(DeviceManager::to_host(edge_seed_).item<int64_t>()) ^ kEvaluationStream;
   const Views v = views(seed);
-  return {torch::cat({v.user_g, v.user_c}, 1),
-          torch::cat({v.entity_g, v.entity_s + v.entity_c}, 1).narrow(0, 0, n_items())};
+  const int64_t items = n_items();
+  return {
+      torch::cat({v.user_g, v.user_c}, 1),
+      torch::cat({v.entity_g.narrow(0, 0, items), v.entity_s + v.entity_c.narrow(0, 0, items)}, 1)};
 }
 
 torch::Tensor MCCLK::full_sort_predict(const data::Batch& batch) {

@@ -10,7 +10,8 @@
 //   semantic (E_s): the mean over [e, S e, …] (item_agg_layer products) with the kNN entity
 //     graph S = (1 − λ) · kNN(X_b) + λ · kNN(entity ego), X_b the non-attentive aggregation
 //     over a second edge sample (build_graph_separately; otherwise X_b = E_g); kNN(X) keeps
-//     each row's k largest cosine similarities over all n_entities rows, D^{-1/2} S D^{-1/2};
+//     each row's k largest cosine similarities over all n_entities rows, D^{-1/2} S D^{-1/2}
+//     (built for the item rows alone when item_agg_layer is 1: E_s is read at items only);
 //   collaborative (U_c, E_c): LightGCN (mean over layers 0..lightgcn_layer) on the row-normalised
 //     user + entity interaction graph.
 // The kNN graphs' VALUES CARRY NO GRADIENT: each forward builds them as a constant sparse matrix
@@ -51,8 +52,9 @@ class MCCLK : public CachedFactorModel {
   torch::Tensor predict(const data::Batch& batch) override;
   void load(torch::serialize::InputArchive& archive) override;
 
-  // The three views of one forward with the edge samples of `seed`: [n_users, d] / [n_entities,
-  // d] float32 on the device.
+  // The three views of one forward with the edge samples of `seed`: [n_users, d] /
+  // [n_entities, d] float32 on the device, but entity_s [n_items, d]: the semantic view is read
+  // at the items alone, so only their rows are computed.
   struct Views {
     torch::Tensor user_g, entity_g, entity_s, user_c, entity_c;
   };

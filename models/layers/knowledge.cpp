@@ -292,7 +292,10 @@ void merge_row(const float* sims, int64_t n, int64_t c0, int64_t k, float* best,
 
 }  // namespace
 
-TopK cosine_topk(const torch::Tensor& x, int64_t k) {
+namespace {
+
+// The top-k of x's rows `rows` (nullptr: all rows, in order), see cosine_topk.
+TopK topk_of_rows(const torch::Tensor& x, int64_t k, const std::vector<int64_t>* rows) {
   const int64_t n = x.size(0);
   if (k < 1 || k > n)
     throw Error("cosine_topk: k = " + std::to_string(k) + " must be in [1, " + std::to_string(n) +
@@ -301,12 +304,17 @@ TopK cosine_topk(const torch::Tensor& x, int64_t k) {
   namespace F = torch::nn::functional;
   const torch::Tensor xn =
       F::normalize(x.detach().to(torch::kFloat32), F::NormalizeFuncOptions().dim(1)).contiguous();
-  TopK out{torch::empty({n, k}, torch::kFloat32), torch::empty({n, k}, torch::kInt64)};
-  const int64_t n_blocks = (n + kTopKRowBlock - 1) / kTopKRowBlock;
+  // The scanned rows: all of xn, or a copy of the chosen ones (on xn's device).
+  const torch::Tensor scanned =
+      rows != nullptr ? xn.index_select(0, torch::tensor(*rows, xn.options().dtype(torch::kInt64)))
+                      : xn;
+  const int64_t m = scanned.size(0);
+  TopK out{torch::empty({m, k}, torch::kFloat32), torch::empty({m, k}, torch::kInt64)};
+  const int64_t n_blocks = (m + kTopKRowBlock - 1) / kTopKRowBlock;
   if (xn.is_cuda()) {
     for (int64_t b = 0; b < n_blocks; ++b) {
-      const int64_t r0 = b * kTopKRowBlock, rb = std::min(kTopKRowBlock, n - r0);
-      const auto [v, i] = torch::mm(xn.narrow(0, r0, rb), xn.t()).topk(k, 1);
+      const int64_t r0 = b * kTopKRowBlock, rb = std::min(kTopKRowBlock, m - r0);
+      const auto [v, i] = torch::mm(scanned.narrow(0, r0, rb), xn.t()).topk(k, 1);
       out.values.narrow(0, r0, rb).copy_(v);
       out.indices.narrow(0, r0, rb).copy_(i);
     }
@@ -314,17 +322,17 @@ TopK cosine_topk(const torch::Tensor& x, int64_t k) {
   }
   float* values = out.values.data_ptr<float>();
   int64_t* indices = out.indices.data_ptr<int64_t>();
-  std::fill(values, values + n * k, -std::numeric_limits<float>::infinity());
-  std::fill(indices, indices + n * k, int64_t{0});
+  std::fill(values, values + m * k, -std::numeric_limits<float>::infinity());
+  std::fill(indices, indices + m * k, int64_t{0});
   run_chunks(n_blocks, false, [&](int64_t b) {
-    const int64_t r0 = b * kTopKRowBlock, rb = std::min(kTopKRowBlock, n - r0);
-    const torch::Tensor rows = xn.narrow(0, r0, rb);
+    const int64_t r0 = b * kTopKRowBlock, rb = std::min(kTopKRowBlock, m - r0);
+    const torch::Tensor block = scanned.narrow(0, r0, rb);
     torch::Tensor tile = torch::empty({rb, kTopKColTile}, torch::kFloat32);
     for (int64_t c0 = 0; c0 < n; c0 += kTopKColTile) {
       const int64_t ct = std::min(kTopKColTile, n - c0);
       torch::Tensor sims = tile.narrow(1, 0, ct);
       if (ct < kTopKColTile) sims = torch::empty({rb, ct}, torch::kFloat32);
-      torch::mm_out(sims, rows, xn.narrow(0, c0, ct).t());
+      torch::mm_out(sims, block, xn.narrow(0, c0, ct).t());
       const float* s = sims.data_ptr<float>();
       const int64_t stride = sims.stride(0);
       for (int64_t r = 0; r < rb; ++r)
@@ -334,21 +342,24 @@ TopK cosine_topk(const torch::Tensor& x, int64_t k) {
   return out;
 }
 
-SparseMatrix knn_graph(const torch::Tensor& x, int64_t k) {
-  const TopK top = cosine_topk(x, k);
-  const int64_t n = x.size(0);
+// 1 / sqrt(the sum of a row's top-k values); RecBole zeroes the inf of an empty row, and a
+// negative sum (no real kNN graph) is zeroed too.
+float inverse_sqrt_degree(const float* values, int64_t k) {
+  double sum = 0;
+  for (int64_t j = 0; j < k; ++j) sum += values[j];
+  return sum > 0 ? static_cast<float>(1.0 / std::sqrt(sum)) : 0.0f;
+}
+
+// D^{-1/2} S D^{-1/2} over the rows [0, m) of `top` (those of x's first m rows), scale[c] the
+// inverse square root of row c's degree for every column c they name; n × n.
+SparseMatrix normalised_knn(const TopK& top, int64_t m, int64_t n,
+                            const std::vector<float>& scale) {
+  const int64_t k = top.values.size(1);
   const float* v = top.values.data_ptr<float>();
   const int64_t* c = top.indices.data_ptr<int64_t>();
-  std::vector<float> scale(static_cast<size_t>(n));
-  for (int64_t r = 0; r < n; ++r) {
-    double sum = 0;
-    for (int64_t j = 0; j < k; ++j) sum += v[r * k + j];
-    // RecBole zeroes the inf of an empty row; a negative sum (no real kNN graph) is zeroed too.
-    scale[size_t(r)] = sum > 0 ? static_cast<float>(1.0 / std::sqrt(sum)) : 0.0f;
-  }
-  std::vector<int64_t> rows(static_cast<size_t>(n * k)), cols(rows.size());
+  std::vector<int64_t> rows(static_cast<size_t>(m * k)), cols(rows.size());
   std::vector<float> vals(rows.size());
-  for (int64_t r = 0; r < n; ++r)
+  for (int64_t r = 0; r < m; ++r)
     for (int64_t j = 0; j < k; ++j) {
       const size_t e = size_t(r * k + j);
       rows[e] = r;
@@ -356,6 +367,55 @@ SparseMatrix knn_graph(const torch::Tensor& x, int64_t k) {
       vals[e] = v[e] * scale[size_t(r)] * scale[size_t(c[e])];
     }
   return SparseMatrix::from_triplets(n, n, rows, cols, vals);
+}
+
+}  // namespace
+
+TopK cosine_topk(const torch::Tensor& x, int64_t k) { return topk_of_rows(x, k, nullptr); }
+
+TopK cosine_topk(const torch::Tensor& x, int64_t k, const std::vector<int64_t>& rows) {
+  for (const int64_t r : rows)
+    if (r < 0 || r >= x.size(0))
+      throw Error("cosine_topk: row " + std::to_string(r) + " is not in [0, " +
+                  std::to_string(x.size(0)) + ")");
+  return topk_of_rows(x, k, &rows);
+}
+
+SparseMatrix knn_graph(const torch::Tensor& x, int64_t k) {
+  const int64_t n = x.size(0);
+  const TopK top = cosine_topk(x, k);
+  std::vector<float> scale(static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r)
+    scale[size_t(r)] = inverse_sqrt_degree(top.values.data_ptr<float>() + r * k, k);
+  return normalised_knn(top, n, n, scale);
+}
+
+SparseMatrix knn_graph(const torch::Tensor& x, int64_t k, int64_t first_rows) {
+  const int64_t n = x.size(0);
+  if (first_rows < 0 || first_rows > n)
+    throw Error("knn_graph: first_rows = " + std::to_string(first_rows) + " must be in [0, " +
+                std::to_string(n) + "]");
+  std::vector<int64_t> first(static_cast<size_t>(first_rows));
+  std::iota(first.begin(), first.end(), int64_t{0});
+  const TopK top = topk_of_rows(x, k, &first);
+  std::vector<float> scale(static_cast<size_t>(n), 0.0f);
+  for (int64_t r = 0; r < first_rows; ++r)
+    scale[size_t(r)] = inverse_sqrt_degree(top.values.data_ptr<float>() + r * k, k);
+  // The neighbours outside [0, first_rows) need their own rows' sums.
+  std::vector<char> wanted(static_cast<size_t>(n), 0);
+  const int64_t* c = top.indices.data_ptr<int64_t>();
+  for (int64_t e = 0; e < first_rows * k; ++e)
+    if (c[e] >= first_rows) wanted[size_t(c[e])] = 1;
+  std::vector<int64_t> outside;
+  for (int64_t r = first_rows; r < n; ++r)
+    if (wanted[size_t(r)]) outside.push_back(r);
+  if (!outside.empty()) {
+    const TopK more = topk_of_rows(x, k, &outside);
+    for (size_t i = 0; i < outside.size(); ++i)
+      scale[size_t(outside[i])] =
+          inverse_sqrt_degree(more.values.data_ptr<float>() + int64_t(i) * k, k);
+  }
+  return normalised_knn(top, first_rows, n, scale);
 }
 
 }  // namespace recbole::models::layers

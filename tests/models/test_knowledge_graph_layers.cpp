@@ -174,6 +174,30 @@ TEST_CASE("the kNN graph is D^-1/2 S D^-1/2 of the rows' top-k cosine similariti
   CHECK(torch::allclose(dense(layers::knn_graph(x, k), torch::kFloat32), expected, 1e-5, 1e-6));
 }
 
+TEST_CASE("the kNN graph's first rows alone equal those rows of the whole graph",
+          "[models][knowledge]") {
+  torch::manual_seed(11);
+  // 2,300 rows: the first 700 span three row blocks, their neighbours more.
+  const torch::Tensor x = torch::randn({2300, 6});
+  const int64_t k = 4, first = 700;
+  const std::vector<int64_t> ids = {5, 2299, 0, 1024, 5};
+  const torch::Tensor rows = torch::tensor(ids, torch::kInt64);
+  const layers::TopK all = layers::cosine_topk(x, k);
+  const layers::TopK some = layers::cosine_topk(x, k, ids);
+  CHECK(torch::equal(some.indices, all.indices.index_select(0, rows)));
+  CHECK(torch::allclose(some.values, all.values.index_select(0, rows), 0, 1e-6));
+
+  const torch::Tensor whole = dense(layers::knn_graph(x, k), torch::kFloat32);
+  const torch::Tensor part = dense(layers::knn_graph(x, k, first), torch::kFloat32);
+  CHECK(torch::allclose(part.narrow(0, 0, first), whole.narrow(0, 0, first), 1e-6, 1e-7));
+  CHECK(part.narrow(0, first, 2300 - first).abs().sum().item<float>() == 0.0f);
+  // The first rows reach columns past `first`, whose degrees come from their own rows.
+  CHECK(part.narrow(0, 0, first).narrow(1, first, 2300 - first).abs().sum().item<float>() > 0);
+  CHECK(torch::allclose(dense(layers::knn_graph(x, k, 2300), torch::kFloat32), whole, 0, 0));
+  CHECK_THROWS(layers::knn_graph(x, k, 2301));
+  CHECK_THROWS(layers::cosine_topk(x, k, std::vector<int64_t>{2300}));
+}
+
 TEST_CASE("KGIN's independence losses equal a hand computation", "[models][knowledge]") {
   torch::manual_seed(1);
   const torch::Tensor att = torch::randn({3, 5});
