@@ -381,14 +381,7 @@ TopK cosine_topk(const torch::Tensor& x, int64_t k, const std::vector<int64_t>& 
   return topk_of_rows(x, k, &rows);
 }
 
-SparseMatrix knn_graph(const torch::Tensor& x, int64_t k) {
-  const int64_t n = x.size(0);
-  const TopK top = cosine_topk(x, k);
-  std::vector<float> scale(static_cast<size_t>(n));
-  for (int64_t r = 0; r < n; ++r)
-    scale[size_t(r)] = inverse_sqrt_degree(top.values.data_ptr<float>() + r * k, k);
-  return normalised_knn(top, n, n, scale);
-}
+SparseMatrix knn_graph(const torch::Tensor& x, int64_t k) { return knn_graph(x, k, x.size(0)); }
 
 SparseMatrix knn_graph(const torch::Tensor& x, int64_t k, int64_t first_rows) {
   const int64_t n = x.size(0);
