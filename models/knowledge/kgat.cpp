@@ -85,13 +85,38 @@ KGAT::KGAT(const ModelContext& ctx)
       "attention",
       ctx.device.place(
           torch::from_blob(pattern_.values.data(), {pattern_.nnz()}, torch::kFloat32).clone()));
+  // Rows with out-edges: elsewhere S = 0, so a bi layer's W2(X ⊙ S) is W2's bias there.
+  std::vector<int64_t> linked;
+  for (int64_t r = 0; r < n_nodes; ++r)
+    if (pattern_.indptr[size_t(r) + 1] > pattern_.indptr[size_t(r)]) linked.push_back(r);
+  const int64_t read = u_count + ctx.n_items;
+  linked_rows_ = ctx.device.place(data::id_tensor(linked));
+  linked_read_rows_ = ctx.device.place(data::id_tensor(
+      std::vector<int64_t>(linked.begin(), std::lower_bound(linked.begin(), linked.end(), read))));
   rebuild_operator();
 }
+
+namespace {
+
+// Rows [0, n) of m: an n × m.cols matrix.
+layers::SparseMatrix first_rows(const layers::SparseMatrix& m, int64_t n) {
+  layers::SparseMatrix top;
+  top.rows = n;
+  top.cols = m.cols;
+  top.indptr.assign(m.indptr.begin(), m.indptr.begin() + n + 1);
+  top.indices.assign(m.indices.begin(), m.indices.begin() + top.indptr.back());
+  top.values.assign(m.values.begin(), m.values.begin() + top.indptr.back());
+  return top;
+}
+
+}  // namespace
 
 void KGAT::rebuild_operator() {
   const torch::Tensor v = DeviceManager::to_host(attention_).contiguous();
   std::copy(v.data_ptr<float>(), v.data_ptr<float>() + v.numel(), pattern_.values.begin());
   adjacency_ = layers::GraphOperator(pattern_, /*symmetric=*/false, device_manager());
+  read_adjacency_ = layers::GraphOperator(first_rows(pattern_, n_users() + n_items()),
+                                          /*symmetric=*/false, device_manager());
 }
 
 void KGAT::load(torch::serialize::InputArchive& archive) {
@@ -101,23 +126,35 @@ void KGAT::load(torch::serialize::InputArchive& archive) {
 }
 
 torch::Tensor KGAT::propagate() {
+  const int64_t read = n_users() + n_items();
   torch::Tensor x = torch::cat({user_embedding_, entity_embedding_});
-  std::vector<torch::Tensor> outs{x};
-  const auto act = [](const torch::Tensor& t) { return F::leaky_relu(t); };
+  std::vector<torch::Tensor> outs{x.narrow(0, 0, read)};
   for (size_t l = 0; l < w1_.size(); ++l) {
-    const torch::Tensor s = layers::spmm(adjacency_, x);
-    torch::Tensor next;
-    if (aggregator_ == "bi")
-      next = act(w1_[l]->forward(x + s)) + act(w2_[l]->forward(x * s));
-    else if (aggregator_ == "gcn")
-      next = act(w1_[l]->forward(x + s));
-    else
-      next = act(w1_[l]->forward(torch::cat({x, s}, 1)));
+    // The last layer is read at the user and item rows alone, which come first.
+    const bool last = l + 1 == w1_.size();
+    const torch::Tensor s = layers::spmm(last ? read_adjacency_ : adjacency_, x);
+    torch::Tensor next =
+        aggregate(l, last ? x.narrow(0, 0, read) : x, s, last ? linked_read_rows_ : linked_rows_);
+    // The mask of element i does not depend on the tensor's size, so the shorter last layer
+    // keeps the masks of the whole one.
     next = layers::dropout(next, dropout_, is_training());
-    outs.push_back(F::normalize(next, F::NormalizeFuncOptions().dim(1)));
+    outs.push_back(F::normalize(next.narrow(0, 0, read), F::NormalizeFuncOptions().dim(1)));
     x = next;
   }
   return torch::cat(outs, 1);
+}
+
+torch::Tensor KGAT::aggregate(size_t l, const torch::Tensor& x, const torch::Tensor& s,
+                              const torch::Tensor& linked) {
+  const auto act = [](const torch::Tensor& t) { return F::leaky_relu(t); };
+  if (aggregator_ == "gcn") return act(w1_[l]->forward(x + s));
+  if (aggregator_ == "graphsage") return act(w1_[l]->forward(torch::cat({x, s}, 1)));
+  // bi: W2(X ⊙ S) at the rows with out-edges; the others (S = 0: ~80 % of ml-100k's CKG, the
+  // entities no triple starts from) get W2's bias.
+  const torch::Tensor product =
+      act(w2_[l]->forward(x.index_select(0, linked) * s.index_select(0, linked)));
+  const torch::Tensor bias = act(w2_[l]->bias).expand({x.size(0), product.size(1)});
+  return act(w1_[l]->forward(x + s)) + bias.index_copy(0, linked, product);
 }
 
 std::pair<torch::Tensor, torch::Tensor> KGAT::evaluation_factors() {

@@ -17,6 +17,9 @@
 // then the attention refresh. A's values are a buffer, so a checkpoint (the best model, a resume
 // point) restores the attention it was evaluated with; the sparsity pattern is the CKG's.
 //
+// Only F's user and item rows are read, so the last layer is computed at those rows alone, and a
+// bi layer's W2 term only at the rows with out-edges (elsewhere it is W2's bias).
+//
 // Shapes: full_sort_predict [B, n_items] from F cached for the evaluation; float32 on the
 // device.
 #include "models/cached_factor_model.h"
@@ -42,8 +45,12 @@ class KGAT : public CachedFactorModel {
   std::pair<torch::Tensor, torch::Tensor> evaluation_factors() override;
 
  private:
-  torch::Tensor propagate();  // F: [N, d + Σ layers]
-  void rebuild_operator();    // A from its pattern and the values buffer
+  torch::Tensor propagate();  // F: [n_users + n_items, d + Σ layers], the rows a loss reads
+  // One layer's output before dropout, [x rows, out]: x [rows, in], s = (A X)[those rows];
+  // `linked`: the ids among those rows with out-edges (int64, ascending, on the device).
+  torch::Tensor aggregate(size_t l, const torch::Tensor& x, const torch::Tensor& s,
+                          const torch::Tensor& linked);
+  void rebuild_operator();  // A from its pattern and the values buffer
   void update_attention();
 
   int64_t n_entities_, kg_size_;
@@ -58,6 +65,8 @@ class KGAT : public CachedFactorModel {
   layers::SparseMatrix pattern_;  // A's rows and columns; values replaced from the buffer
   torch::Tensor attention_;       // [nnz(A)] float32 buffer: A's values
   layers::GraphOperator adjacency_;
+  layers::GraphOperator read_adjacency_;          // A's first n_users + n_items rows
+  torch::Tensor linked_rows_, linked_read_rows_;  // rows of A with out-edges: all, < read rows
 };
 
 }  // namespace recbole::models

@@ -1,13 +1,16 @@
 // Knowledge models beyond the contract: the shared KG layers (neighbour tables, the grouped
 // TransR projection), KGCN's one-hop full ranking against its per-pair path for every
-// aggregator and depth, and CFKG's transe scores.
+// aggregator and depth, CFKG's transe scores, KGAT's propagation against dense bi layers over
+// the whole graph.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <map>
 #include <set>
 
 #include <torch/torch.h>
 
+#include "models/layers/gathered_bpr_loss.h"
 #include "models/layers/knowledge.h"
 #include "tests/models/model_fixture.h"
 
@@ -86,6 +89,92 @@ TEST_CASE("KGCN ranks every item as its per-pair path scores it", "[models][know
         check_predict_matches_full_sort(*m, h);
       }
     }
+}
+
+// KGAT's F (every row) and its loss with dense matrices: A[s, t] = Σ_r 1 / outdeg_r(s) over the
+// CKG's edges, bi layers on all N rows. float64 on the CPU.
+struct DenseKgat {
+  torch::Tensor features;  // F: [N, d + Σ layers]
+  torch::Tensor loss;
+  std::map<std::string, torch::Tensor> leaves;  // the model's parameters read, with gradients
+
+  DenseKgat(const recbole::models::Model& m, const TinyData& d, const recbole::data::Batch& b,
+            int64_t n_layers) {
+    using recbole::testing::param;
+    const int64_t u_count = d.n_users, n = u_count + d.kg.n_entities(), n_rel = d.kg.n_relations();
+    std::vector<std::array<int64_t, 3>> edges;  // source, target, relation
+    for (int32_t u = 0; u < d.train.n_users(); ++u)
+      for (const int32_t* it = d.train.row_begin(u); it != d.train.row_end(u); ++it) {
+        edges.push_back({u, u_count + *it, d.kg.ui_relation()});
+        edges.push_back({u_count + *it, u, d.kg.ui_relation()});
+      }
+    for (int64_t k = 0; k < d.kg.n_triples(); ++k)
+      edges.push_back({u_count + d.kg.heads()[size_t(k)], u_count + d.kg.tails()[size_t(k)],
+                       d.kg.relations()[size_t(k)]});
+    torch::Tensor outdeg = torch::zeros({n, n_rel}, torch::kFloat64);
+    for (const auto& e : edges) outdeg[e[0]][e[2]] += 1;
+    torch::Tensor a = torch::zeros({n, n}, torch::kFloat64);
+    for (const auto& e : edges) a[e[0]][e[1]] += 1.0 / outdeg[e[0]][e[2]].item<double>();
+    const auto leaf = [&](const std::string& name) {
+      return leaves[name] = param(m, name).requires_grad_(true);
+    };
+    torch::Tensor x = torch::cat({leaf("user_embedding"), leaf("entity_embedding")});
+    std::vector<torch::Tensor> outs{x};
+    for (int64_t l = 0; l < n_layers; ++l) {
+      const std::string i = std::to_string(l);
+      const torch::Tensor s = a.mm(x);
+      const auto layer = [&](const std::string& w, const torch::Tensor& in) {
+        return torch::leaky_relu(
+            torch::addmm(leaf(w + "_" + i + ".bias"), in, leaf(w + "_" + i + ".weight").t()));
+      };
+      x = layer("w1", x + s) + layer("w2", x * s);
+      outs.push_back(x / x.norm(2, 1, true).clamp_min(1e-12));
+    }
+    features = torch::cat(outs, 1);
+    loss = recbole::models::layers::gathered_bpr_loss_composed(features, b.users, b.items + u_count,
+                                                               b.neg_items + u_count, 1e-5);
+    loss.backward();
+  }
+};
+
+TEST_CASE("KGAT's propagation and loss equal dense bi layers over the whole graph",
+          "[models][knowledge]") {
+  // TinyData's CKG has rows without out-edges (the pad user, the pad item, items 27..29) and
+  // items and entities with them, so both the W2 bias rows and the last layer's read rows count.
+  const TinyData d;
+  ModelHarness h(recbole::testing::cpu_model_config("KGAT", {{"embedding_size", "8"},
+                                                             {"layers", "[6, 4]"},
+                                                             {"mess_dropout", "0.0"},
+                                                             {"reg_weight", "1e-5"}}),
+                 d);
+  auto m = h.create();
+  recbole::testing::scramble(*m, 0.5);
+  recbole::data::Batch b;
+  b.users = torch::tensor(std::vector<int64_t>{3, 17, 39, 5});
+  b.items = torch::tensor(std::vector<int64_t>{4, 28, 1, 29});
+  b.neg_items = torch::tensor(std::vector<int64_t>{27, 9, 0, 26});
+  const DenseKgat want(*m, d, b, 2);
+  m->train();
+  const torch::Tensor loss = m->calculate_loss(b);
+  CHECK(loss.item<double>() == Approx(want.loss.item<double>()).epsilon(1e-5));
+  m->zero_grad();
+  loss.backward();
+  REQUIRE(want.leaves.size() == 10);  // two tables, two layers of W1 and W2
+  for (const auto& [name, leaf] : want.leaves) {
+    INFO(name);
+    const torch::Tensor grad = m->named_parameters()[name].grad();
+    REQUIRE(grad.defined());
+    CHECK(torch::allclose(grad.to(torch::kFloat64), leaf.grad(), 1e-4, 1e-7));
+  }
+  // Scores of every item against F's rows.
+  m->eval();
+  torch::NoGradGuard no_grad;
+  const torch::Tensor scores =
+      m->full_sort_predict(recbole::testing::user_batch(h.device, {3, 17})).to(torch::kFloat64);
+  const torch::Tensor f = want.features;
+  const torch::Tensor expected = f.index_select(0, torch::tensor(std::vector<int64_t>{3, 17}))
+                                     .mm(f.narrow(0, d.n_users, d.n_items).t());
+  CHECK(torch::allclose(scores, expected, 1e-4, 1e-5));
 }
 
 TEST_CASE("CFKG's transe scores are minus the distance of user + buy to the item",
