@@ -44,35 +44,50 @@ RippleNet::RippleNet(const ModelContext& ctx)
   torch::Tensor rels = torch::zeros_like(heads), tails = torch::zeros_like(heads);
   data::Rng rng(static_cast<uint64_t>(ctx.config.get_int("seed")) ^ 0x726970706c65ULL);
   int64_t padded = 0;
-  std::vector<int64_t> candidates, pick(static_cast<size_t>(m));
+  const bool follow_tails = ctx.config.get_string("ripple_sets") == "paper";
+  std::vector<int64_t> candidates, pick(static_cast<size_t>(m)), previous_tails;
+  // The triples whose head is one of `entities` (with repeats), in KG-table order per head.
+  const auto triples_of = [&](const auto& entities) {
+    candidates.clear();
+    for (const auto entity : entities)
+      for (int64_t p = start[size_t(entity)]; p < start[size_t(entity) + 1]; ++p)
+        candidates.push_back(by_head[size_t(p)]);
+  };
   for (int32_t u = 1; u < ctx.train.n_users(); ++u) {
     if (ctx.train.row_size(u) == 0) continue;
-    candidates.clear();
-    for (const int32_t* it = ctx.train.row_begin(u); it != ctx.train.row_end(u); ++it)
-      for (int64_t p = start[size_t(*it)]; p < start[size_t(*it) + 1]; ++p)
-        candidates.push_back(by_head[size_t(p)]);
-    const auto n = static_cast<int64_t>(candidates.size());
-    if (n == 0) {
-      ++padded;
-      continue;
-    }
-    for (int64_t j = 0; j < m; ++j) {
-      if (n >= m) {  // distinct: a partial Fisher-Yates
-        std::swap(candidates[size_t(j)],
-                  candidates[size_t(j) + size_t(rng.below(uint64_t(n - j)))]);
-        pick[size_t(j)] = candidates[size_t(j)];
-      } else {
-        pick[size_t(j)] = candidates[size_t(rng.below(uint64_t(n)))];
+    for (int64_t h = 0; h < n_hop_; ++h) {
+      if (h > 0 && !follow_tails) {  // RecBole's sets: hop 0 again (see the header)
+        for (auto* table : {&heads, &rels, &tails}) (*table)[u][h].copy_((*table)[u][0]);
+        continue;
       }
-    }
-    // Every hop is hop 0 (RecBole's behaviour, see the header).
-    for (int64_t h = 0; h < n_hop_; ++h)
+      if (h == 0)
+        triples_of(std::vector<int32_t>(ctx.train.row_begin(u), ctx.train.row_end(u)));
+      else
+        triples_of(previous_tails);
+      const auto n = static_cast<int64_t>(candidates.size());
+      if (n == 0 && h == 0) {
+        ++padded;
+        break;
+      }
+      // A hop ≥ 1 whose heads start no triple keeps the previous hop's draw.
+      for (int64_t j = 0; j < m && n > 0; ++j) {
+        if (n >= m) {  // distinct: a partial Fisher-Yates
+          std::swap(candidates[size_t(j)],
+                    candidates[size_t(j) + size_t(rng.below(uint64_t(n - j)))]);
+          pick[size_t(j)] = candidates[size_t(j)];
+        } else {
+          pick[size_t(j)] = candidates[size_t(rng.below(uint64_t(n)))];
+        }
+      }
+      previous_tails.clear();
       for (int64_t j = 0; j < m; ++j) {
         const size_t k = size_t(pick[size_t(j)]);
         heads[u][h][j] = int64_t{g.heads()[k]};
         rels[u][h][j] = int64_t{g.relations()[k]};
         tails[u][h][j] = int64_t{g.tails()[k]};
+        previous_tails.push_back(int64_t{g.tails()[k]});
       }
+    }
   }
   if (padded > 0)
     log::info("RippleNet: " + std::to_string(padded) +
@@ -179,7 +194,12 @@ RECBOLE_REGISTER_MODEL(RippleNet) {
         Key("n_hop", KeyType::kInt).min(1).help("Hops of the ripple set"),
         Key("n_memory", KeyType::kInt).min(1).help("Triples per hop of a user's ripple set"),
         Key("kg_weight", KeyType::kFloat).min(0).help("Weight of the KG embedding term"),
-        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the EmbLoss regulariser")},
+        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the EmbLoss regulariser"),
+        Key("ripple_sets", KeyType::kString)
+            .choices({"recbole", "paper"})
+            .help("recbole: every hop after the first repeats hop 0, as RecBole 1.2.1 builds "
+                  "them; paper: hop h draws from the triples whose head is a tail of hop h - 1 "
+                  "(not a RecBole key)")},
        [](const ModelContext& ctx) { return std::make_shared<RippleNet>(ctx); }});
 }
 

@@ -2,9 +2,12 @@
 // RippleNet (Wang et al. 2018), as RecBole defines it. A user is its ripple set: per hop, M =
 // n_memory KG triples (h, r, t) drawn once at construction from the triples whose head is one of
 // the user's training items (without replacement when there are M or more, with replacement
-// otherwise, M padding triples when none). As in RecBole, every hop after the first is a copy of
-// hop 0 (its lookup of the previous hop's tails never matches, reference §6.5 and §8.2.1); the
-// sets are buffers, so a checkpoint evaluates on the same ones.
+// otherwise, M padding triples when none). With `ripple_sets: recbole` (the default), as in
+// RecBole, every hop after the first is a copy of hop 0 (its lookup of the previous hop's tails
+// never matches, reference §6.5 and §8.2.1), so RecBole's figures are reproduced; with `paper`,
+// hop h draws its M triples from those whose head is one of hop h − 1's tails, as the paper
+// defines the sets (a hop whose heads start no triple keeps the previous hop's draw). The sets
+// are buffers, so a checkpoint evaluates on the same ones.
 // For a row (u, i): v⁰ = entity_i; per hop h, with R_m the d × d matrix of relation r_m,
 //   p_m = softmax_m((R_m h_m) · vʰ),  oʰ = Σ_m p_m t_m,  vʰ⁺¹ = W(vʰ + oʰ);
 //   score = ⟨v^{n_hop}, Σ_h oʰ⟩.

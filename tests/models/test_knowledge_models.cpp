@@ -4,6 +4,7 @@
 // the whole graph.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <set>
@@ -175,6 +176,48 @@ TEST_CASE("KGAT's propagation and loss equal dense bi layers over the whole grap
   const torch::Tensor expected = f.index_select(0, torch::tensor(std::vector<int64_t>{3, 17}))
                                      .mm(f.narrow(0, d.n_users, d.n_items).t());
   CHECK(torch::allclose(scores, expected, 1e-4, 1e-5));
+}
+
+TEST_CASE("RippleNet's hops repeat hop 0 as RecBole's, or start from hop h - 1's tails",
+          "[models][knowledge]") {
+  const TinyData d;
+  std::set<std::array<int64_t, 3>> triples;
+  for (int64_t k = 0; k < d.kg.n_triples(); ++k)
+    triples.insert({d.kg.heads()[size_t(k)], d.kg.relations()[size_t(k)], d.kg.tails()[size_t(k)]});
+  std::map<std::string, std::array<torch::Tensor, 3>> sets;  // heads, relations, tails
+  for (const char* mode : {"recbole", "paper"}) {
+    ModelHarness h(recbole::testing::cpu_model_config(
+                       "RippleNet", {{"ripple_sets", mode}, {"n_hop", "3"}, {"n_memory", "4"}}),
+                   d);
+    auto m = h.create();
+    auto buffers = m->named_buffers();
+    sets[mode] = {buffers["memory_heads"], buffers["memory_relations"], buffers["memory_tails"]};
+  }
+  for (const auto& [mode, set] : sets)
+    for (int64_t u = 1; u < d.n_users; ++u)
+      for (int64_t hop = 0; hop < 3; ++hop)
+        for (int64_t j = 0; j < 4; ++j) {
+          INFO(mode << " user " << u << " hop " << hop << " memory " << j);
+          const std::array<int64_t, 3> t = {set[0][u][hop][j].item<int64_t>(),
+                                            set[1][u][hop][j].item<int64_t>(),
+                                            set[2][u][hop][j].item<int64_t>()};
+          CHECK(triples.count(t) == 1);
+          if (hop == 0) {
+            // From the user's training items.
+            const auto* row = d.train.row_begin(int32_t(u));
+            CHECK(std::find(row, d.train.row_end(int32_t(u)), int32_t(t[0])) !=
+                  d.train.row_end(int32_t(u)));
+          } else if (mode == "recbole") {
+            CHECK(t[0] == set[0][u][0][j].item<int64_t>());
+            CHECK(t[2] == set[2][u][0][j].item<int64_t>());
+          } else {  // every tail of TinyData's KG starts a triple, so no hop is kept
+            const torch::Tensor previous = set[2][u][hop - 1];
+            CHECK((previous == t[0]).any().item<bool>());
+          }
+        }
+  // The first user's hop 0 is the same draw in both modes; later hops of "paper" differ.
+  CHECK(torch::equal(sets["recbole"][0][1][0], sets["paper"][0][1][0]));
+  CHECK_FALSE(torch::equal(sets["recbole"][0].select(1, 1), sets["paper"][0].select(1, 1)));
 }
 
 TEST_CASE("CFKG's transe scores are minus the distance of user + buy to the item",
