@@ -93,14 +93,14 @@ TEST_CASE("KGCN ranks every item as its per-pair path scores it", "[models][know
 }
 
 // KGAT's F (every row) and its loss with dense matrices: A[s, t] = Σ_r 1 / outdeg_r(s) over the
-// CKG's edges, bi layers on all N rows. float64 on the CPU.
+// CKG's edges, the aggregator's layers on all N rows. float64 on the CPU.
 struct DenseKgat {
   torch::Tensor features;  // F: [N, d + Σ layers]
   torch::Tensor loss;
   std::map<std::string, torch::Tensor> leaves;  // the model's parameters read, with gradients
 
   DenseKgat(const recbole::models::Model& m, const TinyData& d, const recbole::data::Batch& b,
-            int64_t n_layers) {
+            int64_t n_layers, const std::string& aggregator) {
     using recbole::testing::param;
     const int64_t u_count = d.n_users, n = u_count + d.kg.n_entities(), n_rel = d.kg.n_relations();
     std::vector<std::array<int64_t, 3>> edges;  // source, target, relation
@@ -128,7 +128,12 @@ struct DenseKgat {
         return torch::leaky_relu(
             torch::addmm(leaf(w + "_" + i + ".bias"), in, leaf(w + "_" + i + ".weight").t()));
       };
-      x = layer("w1", x + s) + layer("w2", x * s);
+      if (aggregator == "bi")
+        x = layer("w1", x + s) + layer("w2", x * s);
+      else if (aggregator == "gcn")
+        x = layer("w1", x + s);
+      else
+        x = layer("w1", torch::cat({x, s}, 1));
       outs.push_back(x / x.norm(2, 1, true).clamp_min(1e-12));
     }
     features = torch::cat(outs, 1);
@@ -138,15 +143,18 @@ struct DenseKgat {
   }
 };
 
-TEST_CASE("KGAT's propagation and loss equal dense bi layers over the whole graph",
+TEST_CASE("KGAT's propagation and loss equal dense layers over the whole graph",
           "[models][knowledge]") {
   // TinyData's CKG has rows without out-edges (the pad user, the pad item, items 27..29) and
   // items and entities with them, so both the W2 bias rows and the last layer's read rows count.
   const TinyData d;
+  const std::string aggregator = GENERATE(as<std::string>{}, "bi", "gcn", "graphsage");
+  INFO(aggregator);
   ModelHarness h(recbole::testing::cpu_model_config("KGAT", {{"embedding_size", "8"},
                                                              {"layers", "[6, 4]"},
                                                              {"mess_dropout", "0.0"},
-                                                             {"reg_weight", "1e-5"}}),
+                                                             {"reg_weight", "1e-5"},
+                                                             {"aggregator_type", aggregator}}),
                  d);
   auto m = h.create();
   recbole::testing::scramble(*m, 0.5);
@@ -154,13 +162,14 @@ TEST_CASE("KGAT's propagation and loss equal dense bi layers over the whole grap
   b.users = torch::tensor(std::vector<int64_t>{3, 17, 39, 5});
   b.items = torch::tensor(std::vector<int64_t>{4, 28, 1, 29});
   b.neg_items = torch::tensor(std::vector<int64_t>{27, 9, 0, 26});
-  const DenseKgat want(*m, d, b, 2);
+  const DenseKgat want(*m, d, b, 2, aggregator);
   m->train();
   const torch::Tensor loss = m->calculate_loss(b);
   CHECK(loss.item<double>() == Approx(want.loss.item<double>()).epsilon(1e-5));
   m->zero_grad();
   loss.backward();
-  REQUIRE(want.leaves.size() == 10);  // two tables, two layers of W1 and W2
+  // Two tables and two layers of W1 (and of W2 for bi): weight and bias each.
+  REQUIRE(want.leaves.size() == (aggregator == "bi" ? 10u : 6u));
   for (const auto& [name, leaf] : want.leaves) {
     INFO(name);
     const torch::Tensor grad = m->named_parameters()[name].grad();
