@@ -224,9 +224,24 @@ RECBOLE_MULTIVERSION RECBOLE_NO_TRAPPING_MATH void user_scores(
     for (int64_t j = 0; j < k; ++j) sum += e[r[j]];
     const float* s = self + i * d;
     for (int64_t c = 0; c < d; ++c) v[c] = s[c];
-    for (int64_t j = 0; j < k; ++j) {
-      const float w = e[r[j]] / (sum * static_cast<float>(k));
-      const float* row = neigh + (i * k + j) * d;
+    // Four neighbours per pass over v, each added in turn as before (the same roundings): GCC 12
+    // jams a one-neighbour loop two neighbours at a time into a c loop it leaves scalar.
+    const auto weight = [&](int64_t j) { return e[r[j]] / (sum * static_cast<float>(k)); };
+    const float* row = neigh + i * k * d;
+    int64_t j = 0;
+    for (; j + 4 <= k; j += 4, row += 4 * d) {
+      const float w0 = weight(j), w1 = weight(j + 1), w2 = weight(j + 2), w3 = weight(j + 3);
+      for (int64_t c = 0; c < d; ++c) {
+        float x = v[c];
+        x += w0 * row[c];
+        x += w1 * row[d + c];
+        x += w2 * row[2 * d + c];
+        x += w3 * row[3 * d + c];
+        v[c] = x;
+      }
+    }
+    for (; j < k; ++j, row += d) {
+      const float w = weight(j);
       for (int64_t c = 0; c < d; ++c) v[c] += w * row[c];
     }
     for (int64_t c = 0; c < d; ++c) t[c] = u[c] * simd::tanh(v[c]);

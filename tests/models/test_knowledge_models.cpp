@@ -79,17 +79,20 @@ TEST_CASE("the grouped TransR projection equals a matrix per row", "[models][kno
 
 TEST_CASE("KGCN ranks every item as its per-pair path scores it", "[models][knowledge]") {
   const TinyData d;
+  // 3, 4 and 6 neighbours: the one-hop CPU pass adds them four at a time, then one at a time.
   for (const char* aggregator : {"sum", "neighbor", "concat"})
-    for (const char* n_iter : {"1", "2"}) {
-      DYNAMIC_SECTION(aggregator << " n_iter " << n_iter) {
-        ModelHarness h(recbole::testing::model_config(
-                           "KGCN", {{"aggregator", aggregator}, {"n_iter", n_iter}}),
-                       d);
-        auto m = h.create();
-        recbole::testing::scramble(*m, 0.5);
-        check_predict_matches_full_sort(*m, h);
+    for (const char* n_iter : {"1", "2"})
+      for (const char* k : {"3", "4", "6"}) {
+        DYNAMIC_SECTION(aggregator << " n_iter " << n_iter << " k " << k) {
+          ModelHarness h(recbole::testing::model_config("KGCN", {{"aggregator", aggregator},
+                                                                 {"n_iter", n_iter},
+                                                                 {"neighbor_sample_size", k}}),
+                         d);
+          auto m = h.create();
+          recbole::testing::scramble(*m, 0.5);
+          check_predict_matches_full_sort(*m, h);
+        }
       }
-    }
 }
 
 // KGAT's F (every row) and its loss with dense matrices: A[s, t] = Σ_r 1 / outdeg_r(s) over the
