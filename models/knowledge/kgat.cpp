@@ -91,8 +91,8 @@ KGAT::KGAT(const ModelContext& ctx)
     if (pattern_.indptr[size_t(r) + 1] > pattern_.indptr[size_t(r)]) linked.push_back(r);
   const int64_t read = u_count + ctx.n_items;
   linked_rows_ = ctx.device.place(data::id_tensor(linked));
-  linked_read_rows_ = ctx.device.place(data::id_tensor(
-      std::vector<int64_t>(linked.begin(), std::lower_bound(linked.begin(), linked.end(), read))));
+  linked_read_rows_ = linked_rows_.narrow(  // ascending, so the read rows' share is a prefix
+      0, 0, std::lower_bound(linked.begin(), linked.end(), read) - linked.begin());
   rebuild_operator();
 }
 
