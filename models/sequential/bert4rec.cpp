@@ -170,7 +170,7 @@ torch::Tensor BERT4Rec::calculate_loss(const data::Batch& batch) {
 torch::Tensor BERT4Rec::train_step(const data::Batch& batch, TrainStep& step) {
   // As SequentialModel's micro-batches, with the masks drawn once for the whole batch and each
   // part's loss divided by the batch's counted positions: the gradient of the batch's mean.
-  const Masked m = mask(batch);
+  const Masked m = mask(longest_first(batch));
   const double counted = static_cast<double>(std::max<int64_t>(1, m.counted()));
   return step_in_parts(step, m.seq.size(0), [&](int64_t start, int64_t n) {
     return loss_sum(m, start, start + n) / counted;

@@ -28,10 +28,19 @@ torch::Tensor SequentialModel::calculate_loss(const data::Batch& batch) {
   return torch::nn::functional::cross_entropy(torch::matmul(h, items.t()), batch.items);
 }
 
+data::Batch SequentialModel::longest_first(const data::Batch& batch) {
+  const torch::Tensor order =
+      std::get<1>(torch::sort(batch.item_seq_len, /*stable=*/true, /*dim=*/0, /*descending=*/true));
+  data::Batch sorted = batch;
+  sorted.for_each_column([&](torch::Tensor& t) { t = t.index_select(0, order); });
+  return sorted;
+}
+
 torch::Tensor SequentialModel::train_step(const data::Batch& batch, TrainStep& step) {
-  const int64_t rows = batch.size();
+  const data::Batch sorted = longest_first(batch);
+  const int64_t rows = sorted.size();
   return step_in_parts(step, rows, [&](int64_t start, int64_t n) {
-    data::Batch part = batch;
+    data::Batch part = sorted;
     part.for_each_column([&](torch::Tensor& t) { t = t.narrow(0, start, n); });
     return calculate_loss(part) * (static_cast<double>(n) / static_cast<double>(rows));
   });

@@ -23,7 +23,8 @@ class SequentialModel : public Model {
   virtual torch::Tensor output_items() const { return item_embedding_; }
 
   torch::Tensor calculate_loss(const data::Batch& batch) override;
-  // One optimisation step over the batch in micro-batches of at most kMicroBatch rows, each
+  // One optimisation step over the batch in micro-batches of at most kMicroBatch rows (the
+  // rows longest first, see longest_first), each
   // loss weighted by its share of the rows before its backward: the gradient of the batch's
   // mean loss (the losses above are means over rows), while the activations kept for backward
   // are those of the micro-batches in flight (128-row parts, two at a time on two threads:
@@ -45,6 +46,13 @@ class SequentialModel : public Model {
   // optimizer step; returns the sum of the parts' losses (detached).
   torch::Tensor step_in_parts(TrainStep& step, int64_t rows,
                               const std::function<torch::Tensor(int64_t, int64_t)>& part_loss);
+
+  // The batch's rows reordered by item_seq_len, longest first (ties in batch order). The
+  // loss is a sum over rows, so the order changes only which part (and dropout key) a row
+  // falls in; but a part of short rows runs only to its own longest row (the models narrow
+  // to it), which on ml-100k leaves out ~19 % of the position-wise work and ~25 % of the
+  // attention's, and the pool takes the costliest parts first.
+  static data::Batch longest_first(const data::Batch& batch);
 
   // Lookups of the item table with RecBole's padding_idx 0 (no gradient to row 0 through them).
   torch::Tensor lookup(const torch::Tensor& ids) const;

@@ -175,6 +175,18 @@ inline torch::Tensor dense(const models::layers::SparseMatrix& m,
   return out;
 }
 
+// The trainer's side of a step with an optimizer that leaves the weights (lr 0), so that the
+// gradients of a model's train_step can be read after it.
+class ZeroStep : public models::TrainStep {
+ public:
+  explicit ZeroStep(models::Model& m) : sgd_(m.parameters(), torch::optim::SGDOptions(0.0)) {}
+  torch::optim::Optimizer& optimizer(size_t) override { return sgd_; }
+  void finish_gradients() override {}
+
+ private:
+  torch::optim::SGD sgd_;
+};
+
 // Draws every parameter from N(0, std²) (fixed seed), so that scores are far from what the
 // initialisation gives and a formula that ignores a parameter shows.
 inline void scramble(models::Model& m, double std) {

@@ -280,23 +280,6 @@ TEST_CASE("KGNNLS adds a label-smoothness term to KGCN's loss that moves the wei
   CHECK_FALSE(torch::allclose(half.second, none.second, 1e-6, 1e-7));
 }
 
-namespace {
-
-// The trainer's side of a step with an optimizer that leaves the weights (lr 0), so that the
-// gradients of train_step can be read after it.
-class ZeroStep : public recbole::models::TrainStep {
- public:
-  explicit ZeroStep(recbole::models::Model& m)
-      : sgd_(m.parameters(), torch::optim::SGDOptions(0.0)) {}
-  torch::optim::Optimizer& optimizer(size_t) override { return sgd_; }
-  void finish_gradients() override {}
-
- private:
-  torch::optim::SGD sgd_;
-};
-
-}  // namespace
-
 TEST_CASE("KGCN and KGNNLS train a batch in parts to the whole batch's loss and gradient",
           "[models][knowledge]") {
   const TinyData d;
@@ -318,7 +301,7 @@ TEST_CASE("KGCN and KGNNLS train a batch in parts to the whole batch's loss and 
         REQUIRE(p.value().grad().defined());
         expected[p.key()] = p.value().grad().clone();
       }
-      ZeroStep step(*m);
+      recbole::testing::ZeroStep step(*m);
       const torch::Tensor parts = m->train_step(b, step);
       CHECK(parts.item<double>() == Approx(whole.item<double>()).epsilon(1e-5));
       for (const auto& p : m->named_parameters()) {
