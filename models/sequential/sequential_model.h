@@ -23,13 +23,12 @@ class SequentialModel : public Model {
   virtual torch::Tensor output_items() const { return item_embedding_; }
 
   torch::Tensor calculate_loss(const data::Batch& batch) override;
-  // One optimisation step over the batch in micro-batches of at most kMicroBatch rows (the
-  // rows longest first, see longest_first), each
-  // loss weighted by its share of the rows before its backward: the gradient of the batch's
-  // mean loss (the losses above are means over rows), while the activations kept for backward
-  // are those of the micro-batches in flight (128-row parts, two at a time on two threads:
-  // SASRec peaks at 0.78 GB on ml-100k, 0.94 GB with 256-row parts). On
-  // the CPU the micro-batches run in parallel on the pool (layers::backward_parts), so a model's
+  // One optimisation step over the batch in micro-batches of at most kMicroBatch rows (cut
+  // from longest_first's order), each loss weighted by its share of the rows before its
+  // backward: the gradient of the batch's mean loss (the losses above are means over rows),
+  // while the activations kept for backward are those of the micro-batches in flight (128-row
+  // parts, two at a time on two threads: a SASRec run on ml-100k peaks at 928 MiB). On the CPU the
+  // micro-batches run in parallel on the pool (layers::backward_parts), so a model's
   // calculate_loss and encode must not change the model and must draw randomness only through
   // layers::dropout; the results do not depend on the thread count.
   torch::Tensor train_step(const data::Batch& batch, TrainStep& step) override;
