@@ -1,6 +1,7 @@
 #include "models/sequential/gru4rec.h"
 
 #include "models/layers/dropout.h"
+#include "models/layers/gru.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/sequence.h"
@@ -32,7 +33,7 @@ torch::Tensor GRU4Rec::encode(const data::Batch& batch) {
   const int64_t longest = batch.item_seq_len.max().item<int64_t>();
   const torch::Tensor x =
       layers::dropout(lookup(batch.item_seq.narrow(1, 0, longest)), dropout_, is_training());
-  const torch::Tensor g = std::get<0>(gru_->forward(x));  // [B, longest, hidden]
+  const torch::Tensor g = layers::gru_outputs(gru_, x);  // [B, longest, hidden]
   return dense_->forward(layers::gather_last(g, batch.item_seq_len));
 }
 

@@ -9,7 +9,8 @@
 // causal), so the result is the function RecBole computes over all L positions. Not packed by
 // length: libtorch's packed GRU slices the packed input step by step, and each slice's backward
 // is a zero tensor of the whole input added to the gradient (perf: ~45 % of an epoch in that
-// add); padded, the epoch took 23.7 s instead of 72 s with the same loss.
+// add); padded, the epoch took 23.7 s instead of 72 s with the same loss. On the CPU the GRU is
+// layers::gru_outputs, one autograd node a layer (models/layers/gru.h).
 #include "models/sequential/sequential_model.h"
 
 namespace recbole::models {

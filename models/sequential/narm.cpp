@@ -1,6 +1,7 @@
 #include "models/sequential/narm.h"
 
 #include "models/layers/dropout.h"
+#include "models/layers/gru.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/sequence.h"
@@ -43,7 +44,7 @@ torch::Tensor NARM::encode(const data::Batch& batch) {
   const int64_t longest = batch.item_seq_len.max().item<int64_t>();
   const torch::Tensor seq = batch.item_seq.narrow(1, 0, longest);
   const torch::Tensor x = layers::dropout(lookup(seq), emb_dropout_, is_training());
-  const torch::Tensor g = std::get<0>(gru_->forward(x));                      // [B, l, hidden]
+  const torch::Tensor g = layers::gru_outputs(gru_, x);                       // [B, l, hidden]
   const torch::Tensor c_global = layers::gather_last(g, batch.item_seq_len);  // [B, hidden]
   // m_t: RecBole's item_seq > 0, which for right-padded rows is t < len (what is used here, so
   // that nothing after a row's last item is read even when the row holds items there).

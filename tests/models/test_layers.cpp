@@ -14,6 +14,7 @@
 #include "models/layers/dropout.h"
 #include "models/layers/gathered_bpr_loss.h"
 #include "models/layers/graph.h"
+#include "models/layers/gru.h"
 #include "models/layers/history.h"
 #include "models/layers/init.h"
 #include "models/layers/losses.h"
@@ -162,6 +163,35 @@ TEST_CASE("the fused NGCF layer equals its composed form, forward and backward",
         };
       };
       check_fused(make(true), make(false), inputs);
+    }
+  }
+}
+
+TEST_CASE("the fused GRU equals libtorch's GRU, outputs and gradients", "[models][layers][gru]") {
+  torch::manual_seed(11);
+  for (const int64_t n_layers : {1, 2}) {
+    INFO(n_layers << " layer(s)");
+    torch::nn::GRU gru(
+        torch::nn::GRUOptions(6, 5).num_layers(n_layers).bias(false).batch_first(true));
+    // Inputs large enough that gates saturate somewhere; a weighted sum of every step's output.
+    const torch::Tensor x = (3 * torch::randn({37, 9, 6})).requires_grad_(true);
+    const torch::Tensor weights = torch::randn({37, 9, 5});
+    auto run = [&](bool fused) {
+      gru->zero_grad();
+      x.mutable_grad() = torch::Tensor();
+      const torch::Tensor out = fused ? layers::gru_outputs(gru, x) : std::get<0>(gru->forward(x));
+      (out * weights).sum().backward();
+      std::vector<torch::Tensor> got{out.detach(), x.grad().clone()};
+      for (const auto& p : gru->parameters()) got.push_back(p.grad().clone());
+      return got;
+    };
+    const auto want = run(false);
+    const auto got = run(true);
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < got.size(); ++k) {
+      INFO("output " << k << " (0: the outputs, 1: x's gradient, then each weight's), largest "
+                     << "difference " << (got[k] - want[k]).abs().max().item<double>());
+      CHECK(torch::allclose(got[k], want[k], 1e-4, 1e-5));
     }
   }
 }
