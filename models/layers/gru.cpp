@@ -15,9 +15,8 @@ namespace {
 
 // One forward step for rows [0, b): from gi = x·W_ihᵀ and gh = h·W_hhᵀ (both [b, 3H]),
 //   r = σ(gi_r + gh_r), z = σ(gi_z + gh_z), n = tanh(gi_n + r ⊙ gh_n), h' = n + z ⊙ (h − n);
-// gates ← [r | z | n], ghn ← gh_n (both read by the backward), h_out ← h'.
-// gates holds gi on entry and [r | z | n] on return (in place: the step's fresh [T, B, 3H]
-// buffers were a third of the GRU's page faults).
+// gates holds gi on entry and [r | z | n] on return (in place, saving a [T, B, 3H] buffer a
+// part); ghn ← gh_n (both read by the backward), h_out ← h'.
 RECBOLE_MULTIVERSION RECBOLE_NO_TRAPPING_MATH void step_forward(
     float* gates, const float* __restrict gh, const float* __restrict h, float* __restrict ghn,
     float* __restrict h_out, int64_t b, int64_t hidden) {
