@@ -2,7 +2,9 @@
 
 #include <cmath>
 
+#include "models/layers/attention.h"
 #include "models/layers/dropout.h"
+#include "models/layers/gelu.h"
 #include "recbole/utils/error.h"
 
 namespace recbole::models::layers {
@@ -25,7 +27,7 @@ torch::Tensor attention_mask(const torch::Tensor& item_seq, bool causal) {
 }
 
 torch::Tensor activation(const torch::Tensor& x, const std::string& name) {
-  if (name == "gelu") return torch::gelu(x);  // the exact erf form
+  if (name == "gelu") return layers::gelu(x);  // the exact erf form
   if (name == "relu") return torch::relu(x);
   if (name == "swish") return x * torch::sigmoid(x);
   if (name == "tanh") return torch::tanh(x);
@@ -58,9 +60,9 @@ torch::Tensor TransformerLayerImpl::forward(const torch::Tensor& x, const torch:
   // [B, L, 3, h, dh] → three [B, h, L, dh]
   const torch::Tensor qkv = qkv_->forward(x).view({B, L, 3, h, dh}).permute({2, 0, 3, 1, 4});
   const torch::Tensor q = qkv[0], k = qkv[1], v = qkv[2];
-  torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)).div_(std::sqrt(double(dh)));
-  scores = torch::softmax(scores + mask, -1);
-  scores = layers::dropout(scores, o_.attn_dropout, is_training());
+  const torch::Tensor scores =
+      attention_weights(torch::matmul(q, k.transpose(-1, -2)), mask, 1.0 / std::sqrt(double(dh)),
+                        o_.attn_dropout, is_training());
   const torch::Tensor ctx = torch::matmul(scores, v).transpose(1, 2).reshape({B, L, d});
   const torch::Tensor a =
       ln_attn_->forward(layers::dropout(out_->forward(ctx), o_.hidden_dropout, is_training()) + x);

@@ -19,6 +19,7 @@
 #endif
 
 #include <cstdint>
+#include <cstring>
 
 namespace recbole::simd {
 
@@ -46,6 +47,55 @@ RECBOLE_INLINE float tanh(float v) {
   float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
   q = x2 * q + 2.26843463243900e-03f;
   q = x2 * q + 4.89352518554385e-03f;
+  return x * p / q;
+}
+
+// e^v in a form a RECBOLE_MULTIVERSION RECBOLE_NO_TRAPPING_MATH loop vectorises (no branch, no
+// libm call), for softmax: v = n·ln 2 + r with n rounded by adding 1.5·2²³, e^r by Cephes' expf
+// polynomial on |r| ≤ ln2/2, 2ⁿ built in the exponent bits. Below −87.3 (where e^v nears the
+// smallest normal float) it returns 0; above 88.3 it returns e^88.3. Relative error below 2e-7
+// against std::exp (tests/utils/test_simd.cpp).
+RECBOLE_INLINE float exp(float v) {
+  constexpr float kLow = -87.3f, kHigh = 88.3f, kRound = 12582912.0f;  // 1.5·2²³
+  float x = v < kLow ? kLow : v;
+  x = x > kHigh ? kHigh : x;
+  const float t = x * 1.44269504088896341f + kRound;  // n + 1.5·2²³, n = round(x / ln 2)
+  const float n = t - kRound;
+  float r = x - n * 0.693359375f;  // ln 2 in two parts, so that r is exact
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  int32_t bits;
+  std::memcpy(&bits, &t, sizeof bits);
+  const int32_t scale_bits = (bits - 0x4B400000 + 127) << 23;  // 2ⁿ
+  float scale;
+  std::memcpy(&scale, &scale_bits, sizeof scale);
+  return v < kLow ? 0.0f : p * scale;
+}
+
+// erf of a float in a form a RECBOLE_MULTIVERSION RECBOLE_NO_TRAPPING_MATH loop vectorises (for the
+// exact GELU): the clamped rational approximation x·p(x²)/q(x²) with the coefficients Eigen uses
+// for float erf (generic_fast_erf_float, MPL-2.0). Beyond ±4 erf is ±1 to float precision.
+// Absolute error below 1e-6 against std::erf (tests/utils/test_simd.cpp).
+RECBOLE_INLINE float erf(float v) {
+  float x = v < -4.0f ? -4.0f : v;
+  x = x > 4.0f ? 4.0f : x;
+  const float x2 = x * x;
+  float p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
+  p = x2 * p + -2.10102402082508e-06f;
+  p = x2 * p + -5.69250639462346e-05f;
+  p = x2 * p + -7.34990630326855e-04f;
+  p = x2 * p + -2.95459980854025e-03f;
+  p = x2 * p + -1.60960333262415e-02f;
+  float q = x2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
+  q = x2 * q + -1.68282697438203e-03f;
+  q = x2 * q + -7.37332916720468e-03f;
+  q = x2 * q + -1.42647390514189e-02f;
   return x * p / q;
 }
 

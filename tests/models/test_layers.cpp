@@ -9,16 +9,19 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/attention.h"
 #include "models/layers/backward_parts.h"
 #include "models/layers/context_embedding.h"
 #include "models/layers/dropout.h"
 #include "models/layers/gathered_bpr_loss.h"
+#include "models/layers/gelu.h"
 #include "models/layers/graph.h"
 #include "models/layers/gru.h"
 #include "models/layers/history.h"
 #include "models/layers/init.h"
 #include "models/layers/losses.h"
 #include "models/layers/ngcf_layer.h"
+#include "models/layers/sequence.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/thread_pool.h"
 #include "tests/models/model_fixture.h"
@@ -194,6 +197,54 @@ TEST_CASE("the fused GRU equals libtorch's GRU, outputs and gradients", "[models
       CHECK(torch::allclose(got[k], want[k], 1e-4, 1e-5));
     }
   }
+}
+
+TEST_CASE("the fused attention weights equal softmax, mask and dropout composed",
+          "[models][layers][attention]") {
+  torch::manual_seed(8);
+  // Rows 0-2 padded at different lengths (keys masked), row 3 all padding (every key masked:
+  // RecBole's −10000 then shifts every score alike); scores large enough to push exp to its
+  // ends.
+  torch::Tensor seq = torch::randint(1, 9, {4, 7}, torch::kInt64);
+  seq[0].narrow(0, 5, 2).zero_();
+  seq[1].narrow(0, 1, 6).zero_();
+  seq[3].zero_();
+  const torch::Tensor scores = 30 * torch::randn({4, 3, 7, 7});
+  const torch::Tensor weights = torch::randn({4, 3, 7, 7});
+  for (const bool causal : {true, false}) {
+    const torch::Tensor mask = layers::attention_mask(seq, causal);
+    for (const double p : {0.0, 0.4, 1.0})
+      for (const bool training : {true, false}) {
+        INFO("causal " << causal << ", p " << p << ", training " << training);
+        check_fused(
+            [&](const std::vector<torch::Tensor>& x) {
+              return (layers::attention_weights(x[0], mask, 0.3, p, training) * weights).sum();
+            },
+            [&](const std::vector<torch::Tensor>& x) {
+              const torch::Tensor y = torch::softmax(x[0] * 0.3 + mask, -1);
+              return (layers::dropout(y, p, training) * weights).sum();
+            },
+            {scores});
+      }
+  }
+  // Without dropout every row sums to 1, and masked keys get nothing.
+  const torch::Tensor y =
+      layers::attention_weights(scores, layers::attention_mask(seq, true), 0.3, 0.0, false);
+  CHECK(torch::allclose(y.sum(-1), torch::ones({4, 3, 7}), 1e-5, 1e-5));
+  CHECK(y[1].narrow(-1, 1, 6).abs().max().item<float>() == 0.0f);
+}
+
+TEST_CASE("the fused GELU equals torch::gelu, values and gradients", "[models][layers]") {
+  torch::manual_seed(9);
+  // From far below (where GELU is ~0) through 0 to far above (where it is x).
+  const torch::Tensor x = torch::cat({torch::linspace(-12, 12, 2001), 3 * torch::randn({999})});
+  const torch::Tensor weights = torch::randn({30, 100});
+  check_fused(
+      [&](const std::vector<torch::Tensor>& in) { return (layers::gelu(in[0]) * weights).sum(); },
+      [&](const std::vector<torch::Tensor>& in) { return (torch::gelu(in[0]) * weights).sum(); },
+      {x.view({30, 100})});
+  const torch::Tensor fine = torch::linspace(-12, 12, 2001);
+  CHECK((layers::gelu(fine) - torch::gelu(fine)).abs().max().item<double>() < 2e-6);
 }
 
 TEST_CASE("the fused gathered BPR loss equals index_select, bpr_loss and emb_loss",

@@ -21,3 +21,26 @@ TEST_CASE("simd::tanh follows std::tanh to 1e-6 over the whole float range", "[u
         Approx(-1.0f).epsilon(1e-7));
   CHECK(recbole::simd::tanh(-0.5f) == -recbole::simd::tanh(0.5f));  // odd
 }
+
+TEST_CASE("simd::exp follows std::exp to 2e-7 relative and is 0 far below", "[utils]") {
+  double worst = 0;
+  for (float x = -87.0f; x <= 88.0f; x += 0.00091f) {
+    const double e = std::exp(double(x));
+    worst = std::max(worst, std::abs(double(recbole::simd::exp(x)) - e) / e);
+  }
+  CHECK(worst < 2e-7);
+  CHECK(recbole::simd::exp(0.0f) == 1.0f);
+  CHECK(recbole::simd::exp(-88.0f) == 0.0f);     // below the smallest normal result
+  CHECK(recbole::simd::exp(-10000.0f) == 0.0f);  // a masked attention score
+  CHECK(std::isfinite(recbole::simd::exp(1000.0f)));
+}
+
+TEST_CASE("simd::erf follows std::erf to 1e-6 over the whole float range", "[utils]") {
+  double worst = 0;
+  for (float x = -10.0f; x <= 10.0f; x += 0.00037f)
+    worst = std::max(worst, std::abs(double(recbole::simd::erf(x)) - std::erf(double(x))));
+  CHECK(worst < 1e-6);
+  CHECK(recbole::simd::erf(0.0f) == 0.0f);
+  CHECK(recbole::simd::erf(-0.5f) == -recbole::simd::erf(0.5f));  // odd
+  CHECK(recbole::simd::erf(100.0f) == Approx(1.0f).epsilon(1e-7));
+}
