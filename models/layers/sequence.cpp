@@ -56,14 +56,10 @@ TransformerLayerImpl::TransformerLayerImpl(const TransformerOptions& o) : o_(o) 
 }
 
 torch::Tensor TransformerLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& mask) {
-  const int64_t B = x.size(0), L = x.size(1), d = o_.hidden_size, h = o_.n_heads, dh = d / h;
-  // [B, L, 3, h, dh] → three [B, h, L, dh]
-  const torch::Tensor qkv = qkv_->forward(x).view({B, L, 3, h, dh}).permute({2, 0, 3, 1, 4});
-  const torch::Tensor q = qkv[0], k = qkv[1], v = qkv[2];
-  const torch::Tensor scores =
-      attention_weights(torch::matmul(q, k.transpose(-1, -2)), mask, 1.0 / std::sqrt(double(dh)),
+  const int64_t dh = o_.hidden_size / o_.n_heads;
+  const torch::Tensor ctx =
+      attention_context(qkv_->forward(x), mask, o_.n_heads, 1.0 / std::sqrt(double(dh)),
                         o_.attn_dropout, is_training());
-  const torch::Tensor ctx = torch::matmul(scores, v).transpose(1, 2).reshape({B, L, d});
   const torch::Tensor a =
       ln_attn_->forward(layers::dropout(out_->forward(ctx), o_.hidden_dropout, is_training()) + x);
   const torch::Tensor f = ff2_->forward(activation(ff1_->forward(a), o_.hidden_act));

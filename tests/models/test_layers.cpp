@@ -234,6 +234,40 @@ TEST_CASE("the fused attention weights equal softmax, mask and dropout composed"
   CHECK(y[1].narrow(-1, 1, 6).abs().max().item<float>() == 0.0f);
 }
 
+TEST_CASE("the fused attention context equals the per-head products composed",
+          "[models][layers][attention]") {
+  torch::manual_seed(12);
+  torch::Tensor seq = torch::randint(1, 9, {5, 7}, torch::kInt64);
+  seq[0].narrow(0, 4, 3).zero_();
+  seq[2].narrow(0, 1, 6).zero_();
+  const torch::Tensor qkv = 2 * torch::randn({5, 7, 18});  // d = 6
+  const torch::Tensor weights = torch::randn({5, 7, 6});
+  for (const int64_t heads : {1, 2, 3})
+    for (const bool causal : {true, false}) {
+      const torch::Tensor mask = layers::attention_mask(seq, causal);
+      for (const double p : {0.0, 0.4})
+        for (const bool training : {true, false}) {
+          INFO(heads << " heads, causal " << causal << ", p " << p << ", training " << training);
+          const double scale = 1.0 / std::sqrt(6.0 / double(heads));
+          check_fused(
+              [&](const std::vector<torch::Tensor>& x) {
+                return (layers::attention_context(x[0], mask, heads, scale, p, training) * weights)
+                    .sum();
+              },
+              [&](const std::vector<torch::Tensor>& x) {
+                // [B, L, 3, heads, d_h] → q, k, v as [B, heads, L, d_h]
+                const torch::Tensor parts =
+                    x[0].view({5, 7, 3, heads, 6 / heads}).permute({2, 0, 3, 1, 4});
+                const torch::Tensor a = torch::softmax(
+                    torch::matmul(parts[0], parts[1].transpose(-1, -2)) * scale + mask, -1);
+                const torch::Tensor ctx = torch::matmul(layers::dropout(a, p, training), parts[2]);
+                return (ctx.transpose(1, 2).reshape({5, 7, 6}) * weights).sum();
+              },
+              {qkv});
+        }
+    }
+}
+
 TEST_CASE("the fused GELU equals torch::gelu, values and gradients", "[models][layers]") {
   torch::manual_seed(9);
   // From far below (where GELU is ~0) through 0 to far above (where it is x).
