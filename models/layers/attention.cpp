@@ -22,8 +22,8 @@ struct Rows {
   }
 };
 
-// max_k x[k] and Σ_k x[k] in eight running lanes combined in a fixed order: a single running
-// value is a serial chain (the max loop was 60 % of the fused forward before).
+// max_k x[k] in eight running lanes combined in a fixed order: a single running value is a
+// serial chain (the max loop was 60 % of the fused forward before).
 RECBOLE_INLINE float row_max(const float* x, int64_t n) {
   float lanes[8];
   for (int l = 0; l < 8; ++l) lanes[l] = -std::numeric_limits<float>::infinity();
@@ -34,17 +34,6 @@ RECBOLE_INLINE float row_max(const float* x, int64_t n) {
   float top = lanes[0];
   for (int l = 1; l < 8; ++l) top = lanes[l] > top ? lanes[l] : top;
   return top;
-}
-
-RECBOLE_INLINE float row_sum(const float* x, int64_t n) {
-  float lanes[8] = {};
-  int64_t k = 0;
-  for (; k + 8 <= n; k += 8)
-    for (int l = 0; l < 8; ++l) lanes[l] += x[k + l];
-  float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
-              ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-  for (; k < n; ++k) sum += x[k];
-  return sum;
 }
 
 // Forward of every row: x = s·scale + m; y = softmax(x) (max subtracted, as torch::softmax);
@@ -65,7 +54,7 @@ RECBOLE_MULTIVERSION RECBOLE_NO_TRAPPING_MATH void softmax_forward(const float* 
         for (int64_t j = 0; j < n; ++j) yr[j] = sr[j] * scale + mr[j];
         const float top = row_max(yr, n);
         for (int64_t j = 0; j < n; ++j) yr[j] = simd::exp(yr[j] - top);
-        const float inv = 1.0f / row_sum(yr, n);
+        const float inv = 1.0f / simd::sum(yr, n);
         for (int64_t k = 0; k < n; ++k) yr[k] *= inv;
         if (drop != nullptr) {
           const float* dr = drop + off;

@@ -5,6 +5,7 @@
 #include "models/layers/attention.h"
 #include "models/layers/dropout.h"
 #include "models/layers/gelu.h"
+#include "models/layers/residual_norm.h"
 #include "recbole/utils/error.h"
 
 namespace recbole::models::layers {
@@ -60,10 +61,11 @@ torch::Tensor TransformerLayerImpl::forward(const torch::Tensor& x, const torch:
   const torch::Tensor ctx =
       attention_context(qkv_->forward(x), mask, o_.n_heads, 1.0 / std::sqrt(double(dh)),
                         o_.attn_dropout, is_training());
-  const torch::Tensor a =
-      ln_attn_->forward(layers::dropout(out_->forward(ctx), o_.hidden_dropout, is_training()) + x);
+  const torch::Tensor a = residual_norm(out_->forward(ctx), x, ln_attn_->weight, ln_attn_->bias,
+                                        o_.layer_norm_eps, o_.hidden_dropout, is_training());
   const torch::Tensor f = ff2_->forward(activation(ff1_->forward(a), o_.hidden_act));
-  return ln_ff_->forward(layers::dropout(f, o_.hidden_dropout, is_training()) + a);
+  return residual_norm(f, a, ln_ff_->weight, ln_ff_->bias, o_.layer_norm_eps, o_.hidden_dropout,
+                       is_training());
 }
 
 TransformerEncoderImpl::TransformerEncoderImpl(const TransformerOptions& o) {

@@ -54,8 +54,11 @@ torch::Tensor BERT4Rec::forward_all(const torch::Tensor& seq) {
   const int64_t l = seq.size(1);
   torch::Tensor x = lookup(seq) + position_embedding_.narrow(0, 0, l).unsqueeze(0);
   x = layers::dropout(layer_norm_->forward(x), dropout_, is_training());
-  x = encoder_->forward(x, layers::attention_mask(seq, /*causal=*/false));
-  return output_ln_->forward(layers::activation(output_ffn_->forward(x), "gelu"));
+  return encoder_->forward(x, layers::attention_mask(seq, /*causal=*/false));
+}
+
+torch::Tensor BERT4Rec::output_head(const torch::Tensor& h) {
+  return output_ln_->forward(layers::activation(output_ffn_->forward(h), "gelu"));
 }
 
 torch::Tensor BERT4Rec::mask_last(const torch::Tensor& item_seq, const torch::Tensor& item_seq_len,
@@ -72,7 +75,7 @@ torch::Tensor BERT4Rec::encode(const data::Batch& batch) {
   const int64_t longest = batch.item_seq_len.max().item<int64_t>();
   const torch::Tensor seq =
       mask_last(batch.item_seq, batch.item_seq_len, n_items_).narrow(1, 0, longest);
-  return layers::gather_last(forward_all(seq), batch.item_seq_len);
+  return output_head(layers::gather_last(forward_all(seq), batch.item_seq_len));
 }
 
 torch::Tensor BERT4Rec::scores(const torch::Tensor& h, const torch::Tensor& items) const {
@@ -151,7 +154,8 @@ torch::Tensor BERT4Rec::loss_sum(const Masked& m, int64_t begin, int64_t end) {
   const torch::Tensor out = forward_all(device.place(seq.narrow(1, 0, l)));
   const torch::Tensor flat = device.place((m.rows.narrow(0, e0, e1 - e0) - begin) * l +
                                           m.positions.narrow(0, e0, e1 - e0));
-  const torch::Tensor h = out.reshape({-1, out.size(2)}).index_select(0, flat);  // [N, d]
+  // The head works row by row, so only the counted positions go through it.
+  const torch::Tensor h = output_head(out.reshape({-1, out.size(2)}).index_select(0, flat));
   const torch::Tensor pos = device.place(m.pos_items.narrow(0, e0, e1 - e0));
   if (bpr_) {
     const torch::Tensor neg = device.place(m.neg_items.narrow(0, e0, e1 - e0));

@@ -53,7 +53,10 @@ class BERT4Rec : public SequentialModel {
                                  int64_t mask_id);
 
  private:
-  torch::Tensor forward_all(const torch::Tensor& seq);  // [B, l] → out [B, l, d]
+  // The embeddings and the encoder: seq [B, l] → [B, l, d].
+  torch::Tensor forward_all(const torch::Tensor& seq);
+  // The output head (dense, GELU, LayerNorm), row by row: [..., d] → [..., d].
+  torch::Tensor output_head(const torch::Tensor& h);
   torch::Tensor scores(const torch::Tensor& h, const torch::Tensor& items) const;
   // The sum of the loss over the counted positions of rows [begin, end) (a zero with a graph
   // when there are none, so that every rank takes the same backward).

@@ -99,6 +99,17 @@ RECBOLE_INLINE float erf(float v) {
   return x * p / q;
 }
 
+// Σ_k x[k] in eight running sums combined in a fixed order, as dot.
+RECBOLE_INLINE float sum(const float* x, int64_t n) {
+  float acc[8] = {};
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += x[k + l];
+  float total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; k < n; ++k) total += x[k];
+  return total;
+}
+
 // Σ_k a[k]·b[k] in eight running sums combined in a fixed order: vectorised inside a
 // RECBOLE_MULTIVERSION loop (a single float sum stays scalar without reassociation), and the
 // same on every thread count.

@@ -21,6 +21,7 @@
 #include "models/layers/init.h"
 #include "models/layers/losses.h"
 #include "models/layers/ngcf_layer.h"
+#include "models/layers/residual_norm.h"
 #include "models/layers/sequence.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/thread_pool.h"
@@ -279,6 +280,37 @@ TEST_CASE("the fused GELU equals torch::gelu, values and gradients", "[models][l
       {x.view({30, 100})});
   const torch::Tensor fine = torch::linspace(-12, 12, 2001);
   CHECK((layers::gelu(fine) - torch::gelu(fine)).abs().max().item<double>() < 2e-6);
+}
+
+TEST_CASE("the fused residual norm equals dropout, sum and layer_norm composed",
+          "[models][layers]") {
+  torch::manual_seed(4);
+  for (const int64_t d : {6, 64}) {
+    // A constant row (variance 0: only eps keeps rstd finite) among random ones.
+    torch::Tensor y = 3 * torch::randn({5, 7, d}) + 1;
+    torch::Tensor x = torch::randn({5, 7, d});
+    y[2][3].fill_(0.5);
+    x[2][3].fill_(-0.25);
+    const std::vector<torch::Tensor> inputs{y, x, 1 + torch::randn({d}), torch::randn({d})};
+    const torch::Tensor weights = torch::randn({5, 7, d});
+    for (const double p : {0.0, 0.3, 1.0})
+      for (const bool training : {true, false}) {
+        INFO("d " << d << ", p " << p << ", training " << training);
+        check_fused(
+            [&](const std::vector<torch::Tensor>& in) {
+              return (layers::residual_norm(in[0], in[1], in[2], in[3], 1e-5, p, training) *
+                      weights)
+                  .sum();
+            },
+            [&](const std::vector<torch::Tensor>& in) {
+              return (torch::layer_norm(layers::dropout(in[0], p, training) + in[1], {d}, in[2],
+                                        in[3], 1e-5) *
+                      weights)
+                  .sum();
+            },
+            inputs);
+      }
+  }
 }
 
 TEST_CASE("the fused gathered BPR loss equals index_select, bpr_loss and emb_loss",

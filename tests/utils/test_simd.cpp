@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "recbole/utils/simd.h"
 
@@ -43,4 +44,23 @@ TEST_CASE("simd::erf follows std::erf to 1e-6 over the whole float range", "[uti
   CHECK(recbole::simd::erf(0.0f) == 0.0f);
   CHECK(recbole::simd::erf(-0.5f) == -recbole::simd::erf(0.5f));  // odd
   CHECK(recbole::simd::erf(100.0f) == Approx(1.0f).epsilon(1e-7));
+}
+
+TEST_CASE("simd::sum and simd::dot equal the sums in double, at every length", "[utils]") {
+  std::vector<float> a(70), b(70);
+  for (size_t k = 0; k < a.size(); ++k) {
+    a[k] = std::sin(0.7f * static_cast<float>(k)) * static_cast<float>(k);
+    b[k] = std::cos(0.3f * static_cast<float>(k));
+  }
+  // Lengths below, at and past the eight lanes, with and without a tail.
+  for (const int64_t n : {0, 1, 7, 8, 9, 16, 64, 70}) {
+    double sum = 0.0, dot = 0.0;
+    for (int64_t k = 0; k < n; ++k) {
+      sum += a[static_cast<size_t>(k)];
+      dot += static_cast<double>(a[static_cast<size_t>(k)]) * b[static_cast<size_t>(k)];
+    }
+    INFO("n " << n);
+    CHECK(recbole::simd::sum(a.data(), n) == Approx(sum).margin(1e-4));
+    CHECK(recbole::simd::dot(a.data(), b.data(), n) == Approx(dot).margin(1e-4));
+  }
 }
