@@ -22,20 +22,6 @@ struct Rows {
   }
 };
 
-// max_k x[k] in eight running lanes combined in a fixed order: a single running value is a
-// serial chain (the max loop was 60 % of the fused forward before).
-RECBOLE_INLINE float row_max(const float* x, int64_t n) {
-  float lanes[8];
-  for (int l = 0; l < 8; ++l) lanes[l] = -std::numeric_limits<float>::infinity();
-  int64_t k = 0;
-  for (; k + 8 <= n; k += 8)
-    for (int l = 0; l < 8; ++l) lanes[l] = x[k + l] > lanes[l] ? x[k + l] : lanes[l];
-  for (; k < n; ++k) lanes[0] = x[k] > lanes[0] ? x[k] : lanes[0];
-  float top = lanes[0];
-  for (int l = 1; l < 8; ++l) top = lanes[l] > top ? lanes[l] : top;
-  return top;
-}
-
 // Forward of every row: x = s·scale + m; y = softmax(x) (max subtracted, as torch::softmax);
 // out = y ⊙ drop where drop is given, else out may alias y; y may alias s.
 RECBOLE_MULTIVERSION RECBOLE_NO_TRAPPING_MATH void softmax_forward(const float* s,
@@ -52,7 +38,7 @@ RECBOLE_MULTIVERSION RECBOLE_NO_TRAPPING_MATH void softmax_forward(const float* 
         const float* mr = g.mask_row(mask, b, i);
         float* yr = y + off;
         for (int64_t j = 0; j < n; ++j) yr[j] = sr[j] * scale + mr[j];
-        const float top = row_max(yr, n);
+        const float top = simd::max(yr, n);
         for (int64_t j = 0; j < n; ++j) yr[j] = simd::exp(yr[j] - top);
         const float inv = 1.0f / simd::sum(yr, n);
         for (int64_t k = 0; k < n; ++k) yr[k] *= inv;

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "models/layers/dropout.h"
+#include "models/layers/item_cross_entropy.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
 #include "models/sequential/sasrec.h"
@@ -161,9 +162,7 @@ torch::Tensor BERT4Rec::loss_sum(const Masked& m, int64_t begin, int64_t end) {
     const torch::Tensor neg = device.place(m.neg_items.narrow(0, e0, e1 - e0));
     return -torch::log(1e-14 + torch::sigmoid(scores(h, pos) - scores(h, neg))).sum();
   }
-  return torch::nn::functional::cross_entropy(
-      torch::matmul(h, output_items().t()) + output_bias_, pos,
-      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+  return layers::item_cross_entropy(h, output_items(), output_bias_, pos);
 }
 
 torch::Tensor BERT4Rec::calculate_loss(const data::Batch& batch) {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "models/layers/dropout.h"
+#include "models/layers/item_cross_entropy.h"
 #include "models/layers/key_checks.h"
 #include "models/sequential/sasrec.h"
 #include "recbole/config/config.h"
@@ -72,8 +73,8 @@ torch::Tensor CORE::calculate_loss(const data::Batch& batch) {
   const torch::Tensor h = encode(batch);
   const torch::Tensor items =
       core_unit_rows(layers::dropout(item_embedding_, item_dropout_, is_training()));
-  return torch::nn::functional::cross_entropy(torch::matmul(h, items.t()) / temperature_,
-                                              batch.items);
+  return layers::item_cross_entropy(h, items, {}, batch.items, 1.0 / temperature_) /
+         static_cast<double>(h.size(0));
 }
 
 torch::Tensor CORE::full_sort_predict(const data::Batch& batch) {

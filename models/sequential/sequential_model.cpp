@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/layers/backward_parts.h"
+#include "models/layers/item_cross_entropy.h"
 #include "models/layers/losses.h"
 #include "recbole/config/config.h"
 
@@ -25,7 +26,7 @@ torch::Tensor SequentialModel::calculate_loss(const data::Batch& batch) {
     const torch::Tensor neg = (h * torch::embedding(items, batch.neg_items, 0)).sum(-1);
     return layers::bpr_loss(pos, neg);
   }
-  return torch::nn::functional::cross_entropy(torch::matmul(h, items.t()), batch.items);
+  return layers::item_cross_entropy(h, items, {}, batch.items) / static_cast<double>(h.size(0));
 }
 
 data::Batch SequentialModel::longest_first(const data::Batch& batch) {

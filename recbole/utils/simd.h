@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 namespace recbole::simd {
 
@@ -97,6 +98,20 @@ RECBOLE_INLINE float erf(float v) {
   q = x2 * q + -7.37332916720468e-03f;
   q = x2 * q + -1.42647390514189e-02f;
   return x * p / q;
+}
+
+// max_k x[k] (−∞ when n = 0) in eight running lanes combined in a fixed order: a single running
+// value is a serial chain.
+RECBOLE_INLINE float max(const float* x, int64_t n) {
+  float lanes[8];
+  for (int l = 0; l < 8; ++l) lanes[l] = -std::numeric_limits<float>::infinity();
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int l = 0; l < 8; ++l) lanes[l] = x[k + l] > lanes[l] ? x[k + l] : lanes[l];
+  for (; k < n; ++k) lanes[0] = x[k] > lanes[0] ? x[k] : lanes[0];
+  float top = lanes[0];
+  for (int l = 1; l < 8; ++l) top = lanes[l] > top ? lanes[l] : top;
+  return top;
 }
 
 // Σ_k x[k] in eight running sums combined in a fixed order, as dot.

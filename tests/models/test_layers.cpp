@@ -19,6 +19,7 @@
 #include "models/layers/gru.h"
 #include "models/layers/history.h"
 #include "models/layers/init.h"
+#include "models/layers/item_cross_entropy.h"
 #include "models/layers/losses.h"
 #include "models/layers/ngcf_layer.h"
 #include "models/layers/residual_norm.h"
@@ -311,6 +312,43 @@ TEST_CASE("the fused residual norm equals dropout, sum and layer_norm composed",
             inputs);
       }
   }
+}
+
+TEST_CASE("the fused item cross-entropy equals matmul and cross_entropy composed",
+          "[models][layers]") {
+  torch::manual_seed(6);
+  // 37 items (not a multiple of the eight lanes), targets repeated and including column 0; h
+  // large enough that the exponentials would overflow without the maximum subtracted.
+  const torch::Tensor h = 4 * torch::randn({23, 10});
+  const torch::Tensor items = 3 * torch::randn({37, 10});
+  const torch::Tensor bias = torch::randn({37});
+  torch::Tensor targets = torch::randint(0, 37, {23}, torch::kInt64);
+  targets[0] = 0;
+  targets[1] = targets[2];
+  for (const bool with_bias : {true, false})
+    for (const double scale : {1.0, 0.25}) {
+      INFO("bias " << with_bias << ", scale " << scale);
+      // Without a bias the inputs are h and items only (an unused leaf has no gradient).
+      auto bias_of = [](const std::vector<torch::Tensor>& in) {
+        return in.size() > 2 ? in[2] : torch::Tensor();
+      };
+      check_fused(
+          [&](const std::vector<torch::Tensor>& in) {
+            return 1.5 * layers::item_cross_entropy(in[0], in[1], bias_of(in), targets, scale);
+          },
+          [&](const std::vector<torch::Tensor>& in) {
+            torch::Tensor logits = torch::matmul(in[0], in[1].t()) * scale;
+            if (in.size() > 2) logits = logits + in[2];
+            return 1.5 *
+                   torch::nn::functional::cross_entropy(
+                       logits, targets,
+                       torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+          },
+          with_bias ? std::vector<torch::Tensor>{h, items, bias}
+                    : std::vector<torch::Tensor>{h, items});
+    }
+  CHECK_THROWS_AS(layers::item_cross_entropy(h, items, bias, targets + 37), recbole::Error);
+  CHECK_THROWS_AS(layers::item_cross_entropy(h, items.t(), bias, targets), recbole::Error);
 }
 
 TEST_CASE("the fused gathered BPR loss equals index_select, bpr_loss and emb_loss",
