@@ -4,6 +4,7 @@
 #include <string>
 
 #include "models/layers/dropout.h"
+#include "models/layers/residual_norm.h"
 #include "models/sequential/sasrec.h"
 #include "recbole/config/config.h"
 
@@ -56,10 +57,12 @@ torch::Tensor LightSANsLayerImpl::forward(const torch::Tensor& x, const torch::T
       torch::softmax(torch::matmul(qp, kp.transpose(-1, -2)) / std::sqrt(dh), /*dim=*/-2);
   const torch::Tensor context =
       (item + torch::matmul(pos, heads(v))).transpose(1, 2).reshape({B, L, d});
-  const torch::Tensor a = ln_attn_->forward(
-      layers::dropout(out_->forward(context), o_.hidden_dropout, is_training()) + x);
+  const torch::Tensor a =
+      layers::residual_norm(out_->forward(context), x, ln_attn_->weight, ln_attn_->bias,
+                            o_.layer_norm_eps, o_.hidden_dropout, is_training());
   const torch::Tensor f = ff2_->forward(layers::activation(ff1_->forward(a), o_.hidden_act));
-  return ln_ff_->forward(layers::dropout(f, o_.hidden_dropout, is_training()) + a);
+  return layers::residual_norm(f, a, ln_ff_->weight, ln_ff_->bias, o_.layer_norm_eps,
+                               o_.hidden_dropout, is_training());
 }
 
 LightSANs::LightSANs(const ModelContext& ctx)
