@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <vector>
 
 #include "models/layers/dropout.h"
 #include "recbole/utils/simd.h"
