@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "models/layers/key_checks.h"
+#include "models/layers/patch_conv.h"
 #include "models/layers/pretrained.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
@@ -62,6 +63,7 @@ ConvNCF::ConvNCF(const ModelContext& ctx)
       register_parameter("user_embedding", torch::empty({ctx.n_users, dim_}).normal_(0.0, 1.0));
   item_embedding_ =
       register_parameter("item_embedding", torch::empty({ctx.n_items, dim_}).normal_(0.0, 1.0));
+  patches_ = kernels == strides;
   for (size_t k = 0; k < kernels.size(); ++k)
     convs_.push_back(register_module(
         "conv" + std::to_string(k),
@@ -84,7 +86,14 @@ ConvNCF::ConvNCF(const ModelContext& ctx)
 
 torch::Tensor ConvNCF::scores(const torch::Tensor& u, const torch::Tensor& i) {
   // map[b][a][c] = u[b][a] · i[b][c]: one product per entry, the same in every batching.
-  torch::Tensor x = (u.unsqueeze(2) * i.unsqueeze(1)).unsqueeze(1);  // [N, 1, d, d]
+  torch::Tensor x = u.unsqueeze(2) * i.unsqueeze(1);  // [N, d, d]
+  if (patches_) {                                     // channels last: [N, h, w, c]
+    x = x.unsqueeze(3);
+    for (torch::nn::Conv2d& conv : convs_)
+      x = torch::relu(layers::patch_conv2d(x, conv->weight, conv->bias));
+    return predict_layers_->forward(x.sum({1, 2})).squeeze(1);
+  }
+  x = x.unsqueeze(1);  // [N, 1, d, d]
   for (torch::nn::Conv2d& conv : convs_) x = torch::relu(conv->forward(x));
   return predict_layers_->forward(x.sum({2, 3})).squeeze(1);
 }

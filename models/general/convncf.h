@@ -46,6 +46,9 @@ class ConvNCF : public Model {
   int64_t dim_;
   double reg_embedding_, reg_network_;
   int64_t pair_floats_;  // d² + the activations of every layer, per pair
+  // Every layer's stride equals its kernel (RecBole's defaults): the layers run as
+  // layers::patch_conv2d, one GEMM each over the batch's patches, instead of Conv2d.
+  bool patches_ = false;
   torch::Tensor user_embedding_, item_embedding_;
   std::vector<torch::nn::Conv2d> convs_;
   layers::MLP predict_layers_{nullptr};

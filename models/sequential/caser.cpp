@@ -1,6 +1,7 @@
 #include "models/sequential/caser.h"
 
 #include "models/layers/dropout.h"
+#include "models/layers/horizontal_conv.h"
 #include "models/layers/key_checks.h"
 #include "recbole/config/config.h"
 
@@ -35,15 +36,16 @@ Caser::Caser(const ModelContext& ctx)
 }
 
 torch::Tensor Caser::encode(const data::Batch& batch) {
-  const torch::Tensor x = lookup(batch.item_seq).unsqueeze(1);    // [B, 1, L, d]
-  const torch::Tensor vertical = conv_v_->forward(x).flatten(1);  // [B, nv·d]
-  std::vector<torch::Tensor> horizontal;
-  horizontal.reserve(conv_h_.size());
-  for (auto& conv : conv_h_)  // [B, nh, L − h + 1, 1] → max over the positions → [B, nh]
-    horizontal.push_back(std::get<0>(torch::relu(conv->forward(x)).squeeze(3).max(2)));
-  horizontal.insert(horizontal.begin(), vertical);
-  const torch::Tensor z = torch::relu(
-      fc1_->forward(layers::dropout(torch::cat(horizontal, 1), dropout_, is_training())));
+  const torch::Tensor x = lookup(batch.item_seq);                              // [B, L, d]
+  const torch::Tensor vertical = conv_v_->forward(x.unsqueeze(1)).flatten(1);  // [B, nv·d]
+  std::vector<torch::Tensor> weights, biases;
+  for (auto& conv : conv_h_) {
+    weights.push_back(conv->weight);
+    biases.push_back(conv->bias);
+  }
+  const torch::Tensor horizontal = layers::horizontal_conv_max(x, weights, biases);  // [B, nh·L]
+  const torch::Tensor z = torch::relu(fc1_->forward(
+      layers::dropout(torch::cat({vertical, horizontal}, 1), dropout_, is_training())));
   const torch::Tensor u = user_embedding_.index_select(0, batch.users);
   return torch::relu(fc2_->forward(torch::cat({z, u}, 1)));
 }

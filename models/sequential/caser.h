@@ -6,6 +6,8 @@
 //   horizontal: for every height h = 1 … L, Conv2d(1 → nh, kernel h × d) → ReLU → max over the
 //               L − h + 1 positions → nh values; nh·L in all;
 //   z = ReLU(fc1(dropout([vertical ; horizontal]))),  h = ReLU(fc2([z ; U[user]])).
+// The horizontal part is layers::horizontal_conv_max: one fused node on the CPU (~20× the
+// fifty composed convolutions at L = 50).
 // Loss: CE (or BPR) + reg_weight · (‖U‖ + ‖E‖ + ‖W_v‖ + ‖W_fc1‖ + ‖W_fc2‖ + Σ_h ‖W_h‖), unsquared
 // Frobenius norms of the whole tables and weights (biases left out), as RecBole.
 // Init: the user and item tables N(0, (1/d)²), fc1 / fc2 xavier_normal with bias 0, the

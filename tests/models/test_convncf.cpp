@@ -53,13 +53,14 @@ torch::Tensor conv_relu(const torch::Tensor& in, const torch::Tensor& w, const t
   return out;
 }
 
-// The score of (u, i) with the test's two layers (strides 2 and 1), dropout off.
-double convncf_score(recbole::models::Model& m, int64_t u, int64_t i) {
+// The score of (u, i) with the test's two layers (strides s0 and s1), dropout off.
+double convncf_score(recbole::models::Model& m, int64_t u, int64_t i, int64_t s0 = 2,
+                     int64_t s1 = 1) {
   const torch::Tensor eu = param(m, "user_embedding")[u];
   const torch::Tensor ei = param(m, "item_embedding")[i];
   torch::Tensor x = torch::outer(eu, ei).unsqueeze(0);  // [1, d, d], row = user dimension
-  x = conv_relu(x, param(m, "conv0.weight"), param(m, "conv0.bias"), 2);
-  x = conv_relu(x, param(m, "conv1.weight"), param(m, "conv1.bias"), 1);
+  x = conv_relu(x, param(m, "conv0.weight"), param(m, "conv0.bias"), s0);
+  x = conv_relu(x, param(m, "conv1.weight"), param(m, "conv1.bias"), s1);
   const torch::Tensor pooled = x.sum({1, 2});  // [c_last]
   return (torch::matmul(param(m, "predict_layers.linear0.weight"), pooled) +
           param(m, "predict_layers.linear0.bias"))
@@ -117,6 +118,24 @@ TEST_CASE("ConvNCF: loss = Σ softplus(s⁻ − s⁺) + norms of the CNN formula
     CHECK(s[1].item<double>() == Approx(convncf_score(*m, 17, 12)).epsilon(1e-5));
   }
   check_full_sort(*m, h, d, {1, 5, 7, 39});
+
+  // Strides equal to the kernels: the layers run as patch GEMMs (layers::patch_conv2d).
+  ModelHarness hp(model_config("ConvNCF", {{"embedding_size", "8"},
+                                           {"cnn_channels", "[1, 3, 2]"},
+                                           {"cnn_kernels", "[2, 2]"},
+                                           {"cnn_strides", "[2, 2]"},
+                                           {"dropout_prob", "0"}}),
+                  d);
+  auto mp = hp.create();
+  scramble(*mp, 0.6);
+  mp->eval();
+  {
+    torch::NoGradGuard no_grad;
+    const torch::Tensor s = mp->predict(recbole::testing::user_batch(hp.device, {3, 17}, {5, 12}));
+    CHECK(s[0].item<double>() == Approx(convncf_score(*mp, 3, 5, 2, 2)).epsilon(1e-5));
+    CHECK(s[1].item<double>() == Approx(convncf_score(*mp, 17, 12, 2, 2)).epsilon(1e-5));
+  }
+  check_full_sort(*mp, hp, d, {1, 5, 7, 39});
 
   // In training mode the full sort draws dropout masks in a fixed order: a seed repeats.
   ModelHarness hd(model_config("ConvNCF", {{"embedding_size", "8"},

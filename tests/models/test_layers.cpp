@@ -18,10 +18,12 @@
 #include "models/layers/graph.h"
 #include "models/layers/gru.h"
 #include "models/layers/history.h"
+#include "models/layers/horizontal_conv.h"
 #include "models/layers/init.h"
 #include "models/layers/item_cross_entropy.h"
 #include "models/layers/losses.h"
 #include "models/layers/ngcf_layer.h"
+#include "models/layers/patch_conv.h"
 #include "models/layers/residual_norm.h"
 #include "models/layers/sequence.h"
 #include "recbole/utils/error.h"
@@ -349,6 +351,77 @@ TEST_CASE("the fused item cross-entropy equals matmul and cross_entropy composed
     }
   CHECK_THROWS_AS(layers::item_cross_entropy(h, items, bias, targets + 37), recbole::Error);
   CHECK_THROWS_AS(layers::item_cross_entropy(h, items.t(), bias, targets), recbole::Error);
+}
+
+TEST_CASE("the fused horizontal convolution equals conv2d, relu and max composed",
+          "[models][layers]") {
+  torch::manual_seed(12);
+  const int64_t B = 3, L = 7, nh = 5;  // filters in blocks of four and one; windows of 7 … 1
+  // d = 64: whole vectors of 16; d = 20: a vector and a tail of 4. Heights all, or some in any
+  // order.
+  for (const int64_t d : {20, 64})
+    for (const std::vector<int64_t>& heights :
+         {std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7}, std::vector<int64_t>{5, 2}}) {
+      INFO("d " << d << ", " << heights.size() << " heights");
+      const size_t n = heights.size();
+      std::vector<torch::Tensor> inputs{torch::randn({B, L, d})};
+      for (const int64_t h : heights)
+        inputs.push_back(torch::randn({nh, 1, h, d}) / std::sqrt(static_cast<double>(h * d)));
+      for (size_t i = 0; i < n; ++i) {
+        torch::Tensor bias = torch::randn({nh});
+        bias[3] = -10.0;  // every window of filter 3 is negative: ReLU cuts its max
+        inputs.push_back(bias);
+      }
+      const torch::Tensor weights = torch::randn({B, nh * static_cast<int64_t>(n)});
+      const auto part = [](const std::vector<torch::Tensor>& in, size_t from, size_t count) {
+        return std::vector<torch::Tensor>(in.begin() + from, in.begin() + from + count);
+      };
+      check_fused(
+          [&](const std::vector<torch::Tensor>& in) {
+            return (layers::horizontal_conv_max(in[0], part(in, 1, n), part(in, 1 + n, n)) *
+                    weights)
+                .sum();
+          },
+          [&](const std::vector<torch::Tensor>& in) {
+            std::vector<torch::Tensor> pooled;
+            for (size_t i = 0; i < n; ++i)
+              pooled.push_back(std::get<0>(
+                  torch::relu(torch::conv2d(in[0].unsqueeze(1), in[1 + i], in[1 + n + i]))
+                      .squeeze(3)
+                      .max(2)));
+            return (torch::cat(pooled, 1) * weights).sum();
+          },
+          inputs);
+    }
+  const torch::Tensor x = torch::randn({2, 3, 4});
+  CHECK_THROWS_WITH(
+      layers::horizontal_conv_max(x, {torch::randn({2, 1, 4, 4})}, {torch::randn({2})}),
+      Catch::Contains("1 ≤ h ≤ L"));
+  CHECK_THROWS_WITH(
+      layers::horizontal_conv_max(x, {torch::randn({2, 1, 2, 5})}, {torch::randn({2})}),
+      Catch::Contains("1 ≤ h ≤ L"));
+  CHECK_THROWS_WITH(layers::horizontal_conv_max(x, {torch::randn({2, 1, 2, 4})}, {}),
+                    Catch::Contains("one bias each"));
+}
+
+TEST_CASE("a convolution with its stride equal to its kernel equals Conv2d, channels last",
+          "[models][layers]") {
+  torch::manual_seed(13);
+  // 9 × 10 maps under 4 × 3 patches: the last row and column fill no patch and are dropped.
+  const std::vector<torch::Tensor> inputs{torch::randn({3, 2, 9, 10}), torch::randn({5, 2, 4, 3}),
+                                          torch::randn({5})};
+  const torch::Tensor weights = torch::randn({3, 2, 3, 5});  // [N, H', W', C_out]
+  check_fused(
+      [&](const std::vector<torch::Tensor>& in) {
+        return (layers::patch_conv2d(in[0].permute({0, 2, 3, 1}), in[1], in[2]) * weights).sum();
+      },
+      [&](const std::vector<torch::Tensor>& in) {
+        return (torch::conv2d(in[0], in[1], in[2], {4, 3}).permute({0, 2, 3, 1}) * weights).sum();
+      },
+      inputs);
+  CHECK_THROWS_WITH(layers::patch_conv2d(torch::randn({1, 3, 3, 2}), torch::randn({5, 2, 4, 3}),
+                                         torch::randn({5})),
+                    Catch::Contains("kh ≤ H"));
 }
 
 TEST_CASE("the fused gathered BPR loss equals index_select, bpr_loss and emb_loss",
