@@ -100,7 +100,7 @@ struct Heights {
 };
 
 // One sample x [L, d]: out[i·nh + f] = max(0, max_p (b[i·nh + f] + ⟨x[p ..], W_if⟩)) and
-// arg[i·nh + f] = the first p that reaches the max.
+// arg[i·nh + f] = the first p that reaches the max, or −1 where the max is ≤ 0 (ReLU cuts it).
 RECBOLE_MULTIVERSION RECBOLE_FUSED_MULTIPLY_ADD void forward_sample(const float* x, const float* w,
                                                                     const float* b,
                                                                     const Heights& g, float* out,
@@ -129,23 +129,26 @@ RECBOLE_MULTIVERSION RECBOLE_FUSED_MULTIPLY_ADD void forward_sample(const float*
       }
       const int64_t col = static_cast<int64_t>(i) * g.nh + f0;
       for (int64_t c = 0; c < nf; ++c) {
-        out[col + c] = best[c] > 0.0f ? best[c] : 0.0f;
-        arg[col + c] = where[c];
+        const bool kept = best[c] > 0.0f;
+        out[col + c] = kept ? best[c] : 0.0f;
+        arg[col + c] = kept ? where[c] : -1;
       }
     }
   }
 }
 
-// One sample: each output with a positive value passes its gradient to its window only.
-RECBOLE_MULTIVERSION RECBOLE_FUSED_MULTIPLY_ADD void backward_sample(
-    const float* x, const float* w, const float* grad, const float* out, const int32_t* arg,
-    const Heights& g, float* dx, float* dw, float* db) {
+// One sample: each output the ReLU kept passes its gradient to its window only.
+RECBOLE_MULTIVERSION RECBOLE_FUSED_MULTIPLY_ADD void backward_sample(const float* x, const float* w,
+                                                                     const float* grad,
+                                                                     const int32_t* arg,
+                                                                     const Heights& g, float* dx,
+                                                                     float* dw, float* db) {
   for (size_t i = 0; i < g.h.size(); ++i) {
     const int64_t K = g.h[i] * g.d;
     for (int64_t f = 0; f < g.nh; ++f) {
       const int64_t col = static_cast<int64_t>(i) * g.nh + f;
       const float gv = grad[col];
-      if (!(out[col] > 0.0f)) continue;  // ReLU cut it (the max was ≤ 0)
+      if (arg[col] < 0) continue;
       const int64_t at = static_cast<int64_t>(arg[col]) * g.d;
       const float* __restrict xw = x + at;
       float* __restrict dxw = dx + at;
@@ -174,7 +177,7 @@ struct FusedHorizontalConvMax : public torch::autograd::Function<FusedHorizontal
     for (int64_t b = 0; b < B; ++b)
       forward_sample(xp + b * g.L * g.d, w_all.data_ptr<float>(), b_all.data_ptr<float>(), g,
                      out.data_ptr<float>() + b * cols, arg.data_ptr<int32_t>() + b * cols);
-    ctx->save_for_backward({xc, w_all, out});
+    ctx->save_for_backward({xc, w_all});
     ctx->saved_data["arg"] = arg;
     ctx->saved_data["heights"] = heights;
     return out;
@@ -183,20 +186,20 @@ struct FusedHorizontalConvMax : public torch::autograd::Function<FusedHorizontal
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const torch::Tensor &x = saved[0], &w_all = saved[1], &out = saved[2];
+    const torch::Tensor &x = saved[0], &w_all = saved[1];
     const torch::Tensor arg = ctx->saved_data["arg"].toTensor();
     const std::vector<int64_t> heights = ctx->saved_data["heights"].toIntVector();
     const torch::Tensor grad = grads[0].contiguous();
-    const int64_t B = x.size(0), cols = out.size(1);
+    const int64_t B = x.size(0), cols = arg.size(1);
     const Heights g = geometry(x, heights, cols);
     const torch::Tensor dx = torch::zeros_like(x);
     const torch::Tensor dw = torch::zeros_like(w_all);
     const torch::Tensor db = torch::zeros({cols}, x.options());
     for (int64_t b = 0; b < B; ++b)
       backward_sample(x.data_ptr<float>() + b * g.L * g.d, w_all.data_ptr<float>(),
-                      grad.data_ptr<float>() + b * cols, out.data_ptr<float>() + b * cols,
-                      arg.data_ptr<int32_t>() + b * cols, g, dx.data_ptr<float>() + b * g.L * g.d,
-                      dw.data_ptr<float>(), db.data_ptr<float>());
+                      grad.data_ptr<float>() + b * cols, arg.data_ptr<int32_t>() + b * cols, g,
+                      dx.data_ptr<float>() + b * g.L * g.d, dw.data_ptr<float>(),
+                      db.data_ptr<float>());
     return {dx, dw, db, torch::Tensor()};
   }
 

@@ -67,6 +67,14 @@ double convncf_score(recbole::models::Model& m, int64_t u, int64_t i, int64_t s0
       .item<double>();
 }
 
+// predict of (3, 5) and (17, 12) equals the formula with strides s0 and s1.
+void check_predict(recbole::models::Model& m, const ModelHarness& h, int64_t s0, int64_t s1) {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor s = m.predict(recbole::testing::user_batch(h.device, {3, 17}, {5, 12}));
+  CHECK(s[0].item<double>() == Approx(convncf_score(m, 3, 5, s0, s1)).epsilon(1e-5));
+  CHECK(s[1].item<double>() == Approx(convncf_score(m, 17, 12, s0, s1)).epsilon(1e-5));
+}
+
 // Full sort of `users` equals predict on every item.
 void check_full_sort(recbole::models::Model& m, const ModelHarness& h, const TinyData& d,
                      const std::vector<int64_t>& users) {
@@ -111,12 +119,7 @@ TEST_CASE("ConvNCF: loss = Σ softplus(s⁻ − s⁺) + norms of the CNN formula
   CHECK(m->calculate_loss(b).item<double>() == Approx(expected).epsilon(1e-5));
 
   m->eval();
-  {
-    torch::NoGradGuard no_grad;
-    const torch::Tensor s = m->predict(recbole::testing::user_batch(h.device, {3, 17}, {5, 12}));
-    CHECK(s[0].item<double>() == Approx(convncf_score(*m, 3, 5)).epsilon(1e-5));
-    CHECK(s[1].item<double>() == Approx(convncf_score(*m, 17, 12)).epsilon(1e-5));
-  }
+  check_predict(*m, h, 2, 1);
   check_full_sort(*m, h, d, {1, 5, 7, 39});
 
   // Strides equal to the kernels: the layers run as patch GEMMs (layers::patch_conv2d).
@@ -129,12 +132,7 @@ TEST_CASE("ConvNCF: loss = Σ softplus(s⁻ − s⁺) + norms of the CNN formula
   auto mp = hp.create();
   scramble(*mp, 0.6);
   mp->eval();
-  {
-    torch::NoGradGuard no_grad;
-    const torch::Tensor s = mp->predict(recbole::testing::user_batch(hp.device, {3, 17}, {5, 12}));
-    CHECK(s[0].item<double>() == Approx(convncf_score(*mp, 3, 5, 2, 2)).epsilon(1e-5));
-    CHECK(s[1].item<double>() == Approx(convncf_score(*mp, 17, 12, 2, 2)).epsilon(1e-5));
-  }
+  check_predict(*mp, hp, 2, 2);
   check_full_sort(*mp, hp, d, {1, 5, 7, 39});
 
   // In training mode the full sort draws dropout masks in a fixed order: a seed repeats.
