@@ -19,6 +19,7 @@
 #include "recbole/config/config.h"
 #include "recbole/config/learners.h"
 #include "recbole/utils/atomic_write.h"
+#include "recbole/utils/device_allocator.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/memory.h"
@@ -159,7 +160,8 @@ Trainer::Trainer(const config::Config& config, models::Model& model, const Devic
     log::info("training path: " + fast_->describe());
   else {
     step_ = std::make_unique<Step>(config_, model_, dist_);
-    memory::keep_freed_buffers_mapped();  // the generic path allocates at every op
+    memory::keep_freed_buffers_mapped();     // the generic path allocates at every op
+    use_huge_pages_for_large_cpu_tensors();  // and faults its largest buffers in afresh
   }
 }
 
