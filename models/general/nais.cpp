@@ -56,7 +56,8 @@ NAIS::NAIS(const ModelContext& ctx)
   to(ctx.device.device());
 }
 
-torch::Tensor NAIS::attention(const torch::Tensor& p, const torch::Tensor& q) {
+torch::Tensor NAIS::attention(const torch::Tensor& p, const torch::Tensor& q,
+                              const torch::Tensor& pq) {
   torch::Tensor hidden;
   if (concat_) {
     // W[p ; q] + c = W_p p + (W_q q + c): the halves broadcast against each other.
@@ -68,7 +69,7 @@ torch::Tensor NAIS::attention(const torch::Tensor& p, const torch::Tensor& q) {
     hidden =
         torch::relu(torch::matmul(p, layer->weight.narrow(1, 0, dim_).t()) + from_q.view(q_shape));
   } else {
-    hidden = mlp_->forward(p * q);
+    hidden = mlp_->forward(pq);
   }
   return torch::matmul(hidden, weight_layer_).squeeze(-1);
 }
@@ -89,8 +90,11 @@ torch::Tensor NAIS::logits(const torch::Tensor& users, const torch::Tensor& item
   const torch::Tensor seg_t = device.place(data::id_tensor(seg));
   const torch::Tensor p = item_src_embedding_.index_select(0, device.place(data::id_tensor(hist)));
   const torch::Tensor q = item_dst_embedding_.index_select(0, items).index_select(0, seg_t);
-  const torch::Tensor l = attention(p, q);   // [P]
-  const torch::Tensor sim = (p * q).sum(1);  // [P]
+  // p ⊙ q once: the similarity's terms and 'prod''s attention input (its [P, d] buffers, forward
+  // and back, are a large part of a batch's memory traffic).
+  const torch::Tensor pq = p * q;
+  const torch::Tensor l = attention(p, q, pq);  // [P]
+  const torch::Tensor sim = pq.sum(1);          // [P]
   // Per row: m = max l (a constant: the identity holds for any m), s = Σ exp(l − m),
   // w = Σ exp(l − m) sim, y = w · exp(m(1 − β)) / s^β. An empty row has s = w = 0: y = b_i.
   // The rows' maxima on the host (each row's pairs are contiguous): a pass over P floats.
@@ -129,9 +133,10 @@ torch::Tensor NAIS::score_block(int64_t u, const torch::Tensor& hist, int64_t i0
   const torch::Tensor bias = bias_.narrow(0, i0, n);             // [n]
   if (hist.size(0) == 0) return torch::sigmoid(bias);
   const torch::Tensor p = item_src_embedding_.index_select(0, hist);  // [L, d]
-  const torch::Tensor l = attention(p.unsqueeze(0), q.unsqueeze(1));  // [n, L]
-  const torch::Tensor sim = torch::matmul(q, p.t());                  // [n, L]
-  const torch::Tensor m = std::get<0>(l.max(1, /*keepdim=*/true));    // [n, 1]
+  const torch::Tensor pu = p.unsqueeze(0), qu = q.unsqueeze(1);
+  const torch::Tensor l = attention(pu, qu, concat_ ? torch::Tensor() : pu * qu);  // [n, L]
+  const torch::Tensor sim = torch::matmul(q, p.t());                               // [n, L]
+  const torch::Tensor m = std::get<0>(l.max(1, /*keepdim=*/true));                 // [n, 1]
   const torch::Tensor e = torch::exp(l - m);
   const torch::Tensor s = e.sum(1);
   const torch::Tensor w = (e * sim).sum(1);

@@ -47,8 +47,9 @@ class NAIS : public Model {
  private:
   // y of (users[b], items[b]) pairs (int64 [B] on the device) → [B], with gradient.
   torch::Tensor logits(const torch::Tensor& users, const torch::Tensor& items);
-  // Attention logits l of history rows p ([..., d]) against targets q (broadcastable with p).
-  torch::Tensor attention(const torch::Tensor& p, const torch::Tensor& q);
+  // Attention logits l of history rows p ([..., d]) against targets q (broadcastable with p);
+  // pq = p ⊙ q, which 'prod' reads (undefined is fine for 'concat').
+  torch::Tensor attention(const torch::Tensor& p, const torch::Tensor& q, const torch::Tensor& pq);
   // σ(y) of user u (history `hist`, int64 [L] on the device) against items [i0, i0 + n) → [n].
   torch::Tensor score_block(int64_t u, const torch::Tensor& hist, int64_t i0, int64_t n);
 
