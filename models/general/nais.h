@@ -15,7 +15,7 @@
 // Memory: a training batch flattens its rows' histories into P = Σ_b |R_{u_b}| (row, history
 // item) pairs: a few [P, max(d, weight_size)] float32 tensors (RecBole pads every row to the
 // longest history: [B, L_max, d]). A full sort scores one user against blocks of items,
-// [n, |R_u|, max(d, weight_size)] with n·|R_u|·max(d, weight_size) ≤ 2²⁰ floats (4 MiB; one
+// [n, |R_u|, max(d, weight_size)] with n·|R_u|·max(d, weight_size) ≤ 2¹⁸ floats (1 MiB; one
 // item per block when a single item exceeds it), a few such tensors per worker thread, never
 // [n_items, |R_u|, d] at once. `split_to` is declared for RecBole's configs and has no effect.
 //
