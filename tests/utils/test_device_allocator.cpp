@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "recbole/utils/device_allocator.h"
+#include "recbole/utils/huge_pages.h"
 
 namespace {
 
@@ -67,7 +68,7 @@ TEST_CASE("the huge-page CPU allocator keeps tensors intact and backs large ones
     return;
   }
   // The advice covers the whole 2 MiB pages inside the buffer, a mapping of its own: look there.
-  const uintptr_t mask = (uintptr_t{2} << 20) - 1;
+  const uintptr_t mask = recbole::kHugePageBytes - 1;
   const uintptr_t first_whole = (reinterpret_cast<uintptr_t>(big.data_ptr()) + mask) & ~mask;
   CHECK(anon_huge_kb_at(reinterpret_cast<const void*>(first_whole)) > 0);
 }
