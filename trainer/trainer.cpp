@@ -232,6 +232,11 @@ int Trainer::train_epoch(int64_t epoch) {
         torch::Tensor loss = model_.train_step(device_.place(batch), *step_);
         device_.check(loss, model_.name(), "loss");
         total += loss.detach();
+        // Large buffers are reused within a batch (the backward's for the forward's), not
+        // kept from one batch to the next: kept ones would sit beside the small allocations
+        // that peak elsewhere in the step (ConvNCF: peak RSS +41 % kept across batches, +10 %
+        // within; NAIS: +2.5 %, 0 %).
+        release_kept_large_cpu_buffers();
         if (after_batch()) {
           epoch_loss_ = total.item<double>();
           return stop;
@@ -540,7 +545,9 @@ std::vector<EpochRecord> history_from_json(const nlohmann::json& j) {
 
 MetricValues Trainer::validate() {
   model_.before_evaluation();
-  return evaluator_.evaluate(model_, splits_.valid, evaluator::Phase::kValid);
+  MetricValues valid = evaluator_.evaluate(model_, splits_.valid, evaluator::Phase::kValid);
+  release_kept_large_cpu_buffers();
+  return valid;
 }
 
 FitResult Trainer::fit_once() {
@@ -720,7 +727,9 @@ MetricValues Trainer::test(bool load_best) {
     load_checkpoint(checkpoint_path_);
   }
   model_.before_evaluation();
-  return evaluator_.evaluate(model_, splits_.test, evaluator::Phase::kTest);
+  MetricValues result = evaluator_.evaluate(model_, splits_.test, evaluator::Phase::kTest);
+  release_kept_large_cpu_buffers();
+  return result;
 }
 
 }  // namespace recbole::trainer

@@ -5,9 +5,12 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
+#include <c10/core/CPUAllocator.h>
 #include <torch/torch.h>
 
 #include "recbole/utils/device_allocator.h"
@@ -71,4 +74,86 @@ TEST_CASE("the huge-page CPU allocator keeps tensors intact and backs large ones
   const uintptr_t mask = recbole::kHugePageBytes - 1;
   const uintptr_t first_whole = (reinterpret_cast<uintptr_t>(big.data_ptr()) + mask) & ~mask;
   CHECK(anon_huge_kb_at(reinterpret_cast<const void*>(first_whole)) > 0);
+}
+
+namespace {
+
+// live + kept large buffers never exceed the most that was live at once.
+bool footprint_within_high_water() {
+  const recbole::LargeCpuBufferStats s = recbole::large_cpu_buffer_stats();
+  return s.live_bytes + s.kept_bytes <= s.high_water_bytes;
+}
+
+torch::Tensor large_floats(int64_t mib) { return torch::empty({mib << 18}, torch::kFloat32); }
+
+}  // namespace
+
+TEST_CASE("the CPU allocator reuses freed large buffers without raising the footprint", "[utils]") {
+  recbole::use_huge_pages_for_large_cpu_tensors();
+  const recbole::LargeCpuBufferStats before = recbole::large_cpu_buffer_stats();
+
+  void* first = nullptr;
+  {
+    torch::Tensor a = large_floats(40);
+    first = a.data_ptr();
+    CHECK(recbole::large_cpu_buffer_stats().live_bytes >= before.live_bytes + (size_t{40} << 20));
+  }
+  CHECK(recbole::large_cpu_buffer_stats().kept_bytes >= size_t{40} << 20);
+  // A request of about the same size takes the kept buffer back, already mapped.
+  const uint64_t reused = recbole::large_cpu_buffer_stats().reused;
+  torch::Tensor b = large_floats(36);
+  CHECK(b.data_ptr() == first);
+  CHECK(recbole::large_cpu_buffer_stats().reused == reused + 1);
+
+  // Buffers live at the same time never share memory, and keep what is written to them.
+  torch::Tensor c = large_floats(36);
+  torch::Tensor d = large_floats(48);
+  CHECK(c.data_ptr() != b.data_ptr());
+  b.fill_(1.0f);
+  c.fill_(2.0f);
+  d.fill_(3.0f);
+  CHECK(b.sum().item<double>() == static_cast<double>(b.numel()));
+  CHECK(c.sum().item<double>() == 2.0 * static_cast<double>(c.numel()));
+  CHECK(d.sum().item<double>() == 3.0 * static_cast<double>(d.numel()));
+  CHECK(footprint_within_high_water());
+
+  // Sizes that wander, as a batch's intermediates do: the footprint stays bounded.
+  b = c = d = torch::Tensor();
+  std::vector<torch::Tensor> held;
+  for (int step = 0; step < 40; ++step) {
+    const int64_t mib = 32 + (step * 37) % 90;  // 32 … 121 MiB
+    held.push_back(large_floats(mib));
+    held.back()[0] = static_cast<float>(step);
+    if (held.size() > 3) held.erase(held.begin() + (step % 3));
+    CHECK(footprint_within_high_water());
+  }
+  for (const torch::Tensor& t : held) CHECK(t.numel() >= int64_t{32} << 18);
+  held.clear();
+  CHECK(footprint_within_high_water());
+
+  // A kept buffer much larger than a request is left for a larger one.
+  torch::Tensor huge = large_floats(120);
+  void* huge_data = huge.data_ptr();
+  huge = torch::Tensor();
+  torch::Tensor small = large_floats(33);
+  CHECK(small.data_ptr() != huge_data);
+
+  // raw_allocate / raw_deallocate of either size go back where they came from.
+  c10::Allocator* allocator = c10::GetCPUAllocator();
+  for (size_t bytes : {size_t{4096}, size_t{40} << 20}) {
+    void* raw = allocator->raw_allocate(bytes);
+    REQUIRE(raw != nullptr);
+    std::memset(raw, 7, bytes);
+    allocator->raw_deallocate(raw);
+  }
+  CHECK(footprint_within_high_water());
+
+  // Between phases the kept buffers are freed, and the mark restarts from the live ones.
+  recbole::release_kept_large_cpu_buffers();
+  const recbole::LargeCpuBufferStats released = recbole::large_cpu_buffer_stats();
+  CHECK(released.kept_bytes == 0);
+  CHECK(released.high_water_bytes == released.live_bytes);
+  const uint64_t fresh = released.fresh;
+  { torch::Tensor again = large_floats(40); }
+  CHECK(recbole::large_cpu_buffer_stats().fresh == fresh + 1);
 }
