@@ -25,7 +25,7 @@ class LargeBuffers {
 
   // The data of a buffer of at least `bytes` (>= kHugePageTensorBytes), held until give_back.
   void* take(size_t bytes) {
-    const size_t capacity = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    const size_t capacity = whole_huge_pages(bytes);
     std::vector<c10::DataPtr> released;  // unmapped after the lock is dropped
     std::lock_guard<std::mutex> lock(mutex_);
     // The smallest kept buffer that fits, unless it would waste more than a third of itself.

@@ -18,6 +18,11 @@ namespace recbole {
 
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 
+// bytes rounded up to whole huge pages.
+constexpr size_t whole_huge_pages(size_t bytes) {
+  return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+}
+
 // Asks for huge pages on the whole 2 MiB pages inside [data, data + bytes), for memory not yet
 // touched (pages faulted in later come as huge pages).
 void advise_huge_pages(void* data, size_t bytes);
@@ -64,7 +69,7 @@ class HugeArray {
     if (bytes < kHugePageBytes) {
       data_ = static_cast<T*>(std::malloc(bytes));
     } else {
-      const size_t rounded = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+      const size_t rounded = whole_huge_pages(bytes);
       data_ = static_cast<T*>(std::aligned_alloc(kHugePageBytes, rounded));
       if (data_ != nullptr) advise_huge_pages(data_, rounded);
     }
