@@ -140,12 +140,15 @@ void ContextModel::closed_form_logits(const data::Batch& batch) {
   const int64_t b = batch.users.size(0), f = num_fields_, d = embedding_size_;
   ClosedFormBuffers& buf = closed_form_buffers_;
   buf.z.resize(static_cast<size_t>(b));
-  first_order_->forward_direct(batch, buf.z.data());
-  if (!fm) return;
-  // z += ½ Σ_k (S_k² − Σ_f E_fk²), S = Σ_f E (RecBole's FM term).
+  if (!fm) {
+    first_order_->forward_direct(batch, buf.z.data());
+    return;
+  }
+  // z += ½ Σ_k (S_k² − Σ_f E_fk²), S = Σ_f E (RecBole's FM term); E in the first-order
+  // part's walk over the ids.
   buf.e.resize(static_cast<size_t>(b * f * d));
   buf.sum.resize(static_cast<size_t>(b * d));
-  embedding_->forward_direct(batch, buf.e.data());
+  first_order_->forward_direct(batch, buf.z.data(), embedding_.get(), buf.e.data());
   // Per dimension first, then over the dimensions (as fm_interaction): the inner loops run
   // along k and vectorise; a running scalar sum over F·d would be one long dependency chain.
   buf.squares.resize(static_cast<size_t>(d));
@@ -168,6 +171,18 @@ void ContextModel::closed_form_logits(const data::Batch& batch) {
   }
 }
 
+namespace {
+
+// log1p(t) for t in (0, 1] through logf (Goldberg's form: log(u) · t / (u − 1), u = 1 + t
+// rounded, exact where u = 1): within a few ulp of log1p, and several times faster than
+// glibc 2.36's log1pf, which was 5 % of an FM run and more of LR's.
+float log1p_unit(float t) {
+  const float u = 1.0f + t;
+  return u == 1.0f ? t : std::log(u) * (t / (u - 1.0f));
+}
+
+}  // namespace
+
 torch::Tensor ContextModel::closed_form_backward(const data::Batch& batch) {
   torch::NoGradGuard no_grad;
   const bool fm = closed_form() == ClosedForm::kFM;
@@ -182,12 +197,13 @@ torch::Tensor ContextModel::closed_form_backward(const data::Batch& batch) {
   for (int64_t r = 0; r < b; ++r) {
     const float z = buf.z[static_cast<size_t>(r)];
     const float t = std::exp(-std::abs(z));  // one exp for the loss and σ(z)
-    loss += std::max(z, 0.0f) - z * ys[r] + std::log1p(t);
+    loss += std::max(z, 0.0f) - z * ys[r] + log1p_unit(t);
     const float sigmoid = z >= 0.0f ? 1.0f / (1.0f + t) : t / (1.0f + t);
     buf.dz[static_cast<size_t>(r)] = (sigmoid - ys[r]) / static_cast<float>(b);
   }
-  first_order_->add_gradient(batch, buf.dz.data());
-  if (fm) {
+  if (!fm) {
+    first_order_->add_gradient(batch, buf.dz.data());
+  } else {
     // d/dE[r, c] of dz · fm = dz[r] · (S[r] − E[r, c]), written over E.
     for (int64_t r = 0; r < b; ++r) {
       float* __restrict e = buf.e.data() + r * f * d;
@@ -196,7 +212,7 @@ torch::Tensor ContextModel::closed_form_backward(const data::Batch& batch) {
       for (int64_t c = 0; c < f; ++c)
         for (int64_t k = 0; k < d; ++k) e[c * d + k] = g * (sum[k] - e[c * d + k]);
     }
-    embedding_->add_gradient(batch, buf.e.data());
+    first_order_->add_gradient(batch, buf.dz.data(), embedding_.get(), buf.e.data());
   }
   return torch::tensor(static_cast<float>(loss / static_cast<double>(b)));
 }

@@ -181,7 +181,7 @@ void ContextEmbeddingImpl::for_each_term(const data::Batch& batch, Term&& term) 
       const int64_t count = std::count_if(row, row + len, [](int64_t x) { return x != 0; });
       const float scale = seq_sum_ ? 1.0f : 1.0f / (static_cast<float>(count) + 1e-8f);
       for (int64_t j = 0; j < len; ++j)
-        if (row[j] != 0) term(r, column, seq_base + static_cast<int>(k), row[j], scale);
+        if (row[j] != 0) term(r, column, seq_base + static_cast<int>(k), row[j], scale, 1.0f);
     }
   }
   if (token_table_) {
@@ -189,7 +189,7 @@ void ContextEmbeddingImpl::for_each_term(const data::Batch& batch, Term&& term) 
     for (size_t j = 0; j < fields_.token.size(); ++j, ++column) {
       const torch::Tensor ids = feature(batch, fields_.token[j].name).contiguous();
       const int64_t* id = ids.data_ptr<int64_t>();
-      for (int64_t r = 0; r < b; ++r) term(r, column, token_table, id[r] + offset[j], 1.0f);
+      for (int64_t r = 0; r < b; ++r) term(r, column, token_table, id[r] + offset[j], 1.0f, 1.0f);
     }
   }
   for (size_t k = 0; k < fields_.float_seq.size(); ++k, ++column) {
@@ -203,8 +203,10 @@ void ContextEmbeddingImpl::for_each_term(const data::Batch& batch, Term&& term) 
       const float scale = 1.0f / (static_cast<float>(count) + 1e-8f);
       for (int64_t j = 0; j < len; ++j) {
         const auto index = static_cast<int64_t>(row[2 * j + 1]);
-        if (index != 0)
-          term(r, column, float_seq_base + static_cast<int>(k), index, scale * row[2 * j]);
+        if (index != 0) {
+          const float s = scale * row[2 * j];
+          term(r, column, float_seq_base + static_cast<int>(k), index, s, s);
+        }
       }
     }
   }
@@ -215,11 +217,11 @@ void ContextEmbeddingImpl::for_each_term(const data::Batch& batch, Term&& term) 
       const torch::Tensor v = feature(batch, fields_.float_fields[j].name).contiguous();
       if (fields_.float_fields[j].discretised) {
         const int64_t* id = v.data_ptr<int64_t>();
-        for (int64_t r = 0; r < b; ++r) term(r, column, float_table, offset[j] + id[r], 1.0f);
+        for (int64_t r = 0; r < b; ++r) term(r, column, float_table, offset[j] + id[r], 1.0f, 1.0f);
         continue;
       }
       const float* x = v.data_ptr<float>();
-      for (int64_t r = 0; r < b; ++r) term(r, column, float_table, offset[j] + 1, x[r]);
+      for (int64_t r = 0; r < b; ++r) term(r, column, float_table, offset[j] + 1, x[r], x[r]);
     }
   }
 }
@@ -229,7 +231,7 @@ void ContextEmbeddingImpl::forward_direct(const data::Batch& batch, float* out) 
   for (const torch::Tensor& t : tables()) weight.push_back(t.data_ptr<float>());
   const int64_t f = fields_.size(), w = width_;
   std::fill(out, out + batch_rows(batch) * f * w, 0.0f);
-  for_each_term(batch, [&](int64_t r, int64_t c, int t, int64_t row, float s) {
+  for_each_term(batch, [&](int64_t r, int64_t c, int t, int64_t row, float s, float) {
     add_scaled(out + (r * f + c) * w, weight[static_cast<size_t>(t)] + row * w, s, w);
   });
 }
@@ -239,7 +241,7 @@ void ContextEmbeddingImpl::sum_direct(const data::Batch& batch, float* out) cons
   for (const torch::Tensor& t : tables()) weight.push_back(t.data_ptr<float>());
   const int64_t w = width_;
   std::fill(out, out + batch_rows(batch) * w, 0.0f);
-  for_each_term(batch, [&](int64_t r, int64_t, int t, int64_t row, float s) {
+  for_each_term(batch, [&](int64_t r, int64_t, int t, int64_t row, float s, float) {
     add_scaled(out + r * w, weight[static_cast<size_t>(t)] + row * w, s, w);
   });
 }
@@ -249,9 +251,50 @@ void ContextEmbeddingImpl::add_gradient(const data::Batch& batch, const float* g
   std::vector<float*> out;
   for (torch::Tensor t : tables()) out.push_back(table_gradient(t));
   const int64_t f = shared_by_fields ? 1 : fields_.size(), w = width_;
-  for_each_term(batch, [&](int64_t r, int64_t c, int t, int64_t row, float s) {
+  for_each_term(batch, [&](int64_t r, int64_t c, int t, int64_t row, float s, float) {
     const int64_t column = shared_by_fields ? 0 : c;
     add_scaled(out[static_cast<size_t>(t)] + row * w, grad + (r * f + column) * w, s, w);
+  });
+}
+
+void ContextEmbeddingImpl::check_first_order(const ContextEmbeddingImpl& first) const {
+  const std::vector<torch::Tensor> ours = tables(), theirs = first.tables();
+  bool same = first.width_ == 1 && ours.size() == theirs.size();
+  for (size_t t = 0; same && t < ours.size(); ++t) same = ours[t].size(0) == theirs[t].size(0);
+  if (!same)
+    throw Error("context embedding: paired with a first-order part of other fields or width");
+}
+
+void ContextEmbeddingImpl::forward_direct_with(const ContextEmbeddingImpl& first,
+                                               const data::Batch& batch, float* out,
+                                               float* first_out) const {
+  check_first_order(first);
+  std::vector<const float*> weight, first_weight;
+  for (const torch::Tensor& t : tables()) weight.push_back(t.data_ptr<float>());
+  for (const torch::Tensor& t : first.tables()) first_weight.push_back(t.data_ptr<float>());
+  const int64_t b = batch_rows(batch), f = fields_.size(), w = width_;
+  const bool first_sum = first.seq_sum_;
+  std::fill(out, out + b * f * w, 0.0f);
+  std::fill(first_out, first_out + b, 0.0f);
+  for_each_term(batch, [&](int64_t r, int64_t c, int t, int64_t row, float s, float s_sum) {
+    const auto table = static_cast<size_t>(t);
+    add_scaled(out + (r * f + c) * w, weight[table] + row * w, s, w);
+    first_out[r] += (first_sum ? s_sum : s) * first_weight[table][row];
+  });
+}
+
+void ContextEmbeddingImpl::add_gradient_with(ContextEmbeddingImpl& first, const data::Batch& batch,
+                                             const float* grad, const float* first_grad) {
+  check_first_order(first);
+  std::vector<float*> out, first_out;
+  for (torch::Tensor t : tables()) out.push_back(table_gradient(t));
+  for (torch::Tensor t : first.tables()) first_out.push_back(table_gradient(t));
+  const int64_t f = fields_.size(), w = width_;
+  const bool first_sum = first.seq_sum_;
+  for_each_term(batch, [&](int64_t r, int64_t c, int t, int64_t row, float s, float s_sum) {
+    const auto table = static_cast<size_t>(t);
+    add_scaled(out[table] + row * w, grad + (r * f + c) * w, s, w);
+    first_out[table][row] += (first_sum ? s_sum : s) * first_grad[r];
   });
 }
 
@@ -264,17 +307,26 @@ torch::Tensor FirstOrderLinearImpl::forward(const data::Batch& batch) {
   return embedding_->forward(batch).sum(1) + bias_;
 }
 
-void FirstOrderLinearImpl::forward_direct(const data::Batch& batch, float* out) const {
-  embedding_->sum_direct(batch, out);
+void FirstOrderLinearImpl::forward_direct(const data::Batch& batch, float* out,
+                                          const ContextEmbeddingImpl* paired,
+                                          float* paired_out) const {
+  if (paired != nullptr)
+    paired->forward_direct_with(*embedding_, batch, paired_out, out);
+  else
+    embedding_->sum_direct(batch, out);
   const float bias = bias_.data_ptr<float>()[0];
   const int64_t b = batch_rows(batch);
   for (int64_t r = 0; r < b; ++r) out[r] += bias;
 }
 
-void FirstOrderLinearImpl::add_gradient(const data::Batch& batch, const float* grad) {
+void FirstOrderLinearImpl::add_gradient(const data::Batch& batch, const float* grad,
+                                        ContextEmbeddingImpl* paired, const float* paired_grad) {
   const int64_t b = batch_rows(batch);
   *table_gradient(bias_) += std::accumulate(grad, grad + b, 0.0f);
-  embedding_->add_gradient(batch, grad, /*shared_by_fields=*/true);
+  if (paired != nullptr)
+    paired->add_gradient_with(*embedding_, batch, paired_grad, grad);
+  else
+    embedding_->add_gradient(batch, grad, /*shared_by_fields=*/true);
 }
 
 ContextMLPImpl::ContextMLPImpl(std::vector<int64_t> sizes, double dropout, std::string activation,

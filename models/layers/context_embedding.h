@@ -62,12 +62,23 @@ class ContextEmbeddingImpl : public torch::nn::Module {
   void forward_direct(const data::Batch& batch, float* out) const;
   void sum_direct(const data::Batch& batch, float* out) const;
   void add_gradient(const data::Batch& batch, const float* grad, bool shared_by_fields = false);
+  // FM's two walks in one (first: a first-order part's tables, the same fields at width 1):
+  // forward_direct(batch, out) with first.sum_direct(batch, first_out), and
+  // add_gradient(batch, grad) with first.add_gradient(batch, first_grad, true). Each id is
+  // read once for both; every sum gets the same terms in the same order as the separate calls.
+  void forward_direct_with(const ContextEmbeddingImpl& first, const data::Batch& batch, float* out,
+                           float* first_out) const;
+  void add_gradient_with(ContextEmbeddingImpl& first, const data::Batch& batch, const float* grad,
+                         const float* first_grad);
 
  private:
-  // Calls term(r, c, t, row, scale) for every term of E[r, c] = Σ scale · T_t[row], the
-  // forward's whole arithmetic: t numbers a table in tables()' order.
+  // Calls term(r, c, t, row, scale, sum_scale) for every term of E[r, c] = Σ scale · T_t[row],
+  // the forward's whole arithmetic: t numbers a table in tables()' order; sum_scale is the
+  // term's scale with token_seq fields summed (= scale for every other field).
   template <class Term>
   void for_each_term(const data::Batch& batch, Term&& term) const;
+  // Error unless `first` can pair with this embedding (the same fields, width 1).
+  void check_first_order(const ContextEmbeddingImpl& first) const;
 
   ContextFields fields_;
   int64_t width_;
@@ -88,8 +99,14 @@ class FirstOrderLinearImpl : public torch::nn::Module {
   std::vector<torch::Tensor> tables() const { return embedding_->tables(); }
   // The direct path (see ContextEmbedding): out [B] = forward(batch); add_gradient adds the
   // gradient of Σ_b grad[b] · forward(batch)[b] (grad [B]) to the tables' and the bias's.
-  void forward_direct(const data::Batch& batch, float* out) const;
-  void add_gradient(const data::Batch& batch, const float* grad);
+  // With `paired` (the model's field embedding, the same fields: FM) the same walk over the
+  // ids also does paired->forward_direct(batch, paired_out) or
+  // paired->add_gradient(batch, paired_grad) (ContextEmbedding::forward_direct_with).
+  void forward_direct(const data::Batch& batch, float* out,
+                      const ContextEmbeddingImpl* paired = nullptr,
+                      float* paired_out = nullptr) const;
+  void add_gradient(const data::Batch& batch, const float* grad,
+                    ContextEmbeddingImpl* paired = nullptr, const float* paired_grad = nullptr);
 
  private:
   ContextEmbedding embedding_{nullptr};

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "recbole/evaluator/metric_registry.h"
 #include "recbole/evaluator/metrics.h"
@@ -76,26 +79,58 @@ void ValueRecords::validate() const {
   }
 }
 
+namespace {
+
+// A row of auc(): the score's bits mapped to an unsigned key in the float order (negative
+// scores' bits flipped, −0 taken as +0) in bits 1..32, the label (1: positive) in bit 0. Equal
+// scores give equal keys >> 1.
+uint64_t auc_row(float score, bool positive) {
+  score += 0.0f;  // −0 + 0 = +0
+  uint32_t bits = 0;
+  std::memcpy(&bits, &score, sizeof bits);
+  bits = (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
+  return (uint64_t{bits} << 1) | static_cast<uint64_t>(positive);
+}
+
+// Sorts rows by their score key (bits 1..32): a least-significant-digit radix sort of three
+// 11-bit digits, a few passes over the rows where a comparison sort of (score, label) pairs
+// was ~4 % of an LR run's time (one AUC per validation).
+void sort_by_score(std::vector<uint64_t>& rows) {
+  constexpr int kDigitBits = 11;
+  constexpr size_t kBuckets = size_t{1} << kDigitBits;
+  std::vector<uint64_t> other(rows.size());
+  std::vector<size_t> start(kBuckets);
+  for (int shift = 1; shift <= 32; shift += kDigitBits) {
+    std::fill(start.begin(), start.end(), 0);
+    for (uint64_t row : rows) ++start[(row >> shift) & (kBuckets - 1)];
+    size_t offset = 0;
+    for (size_t& s : start) offset += std::exchange(s, offset);
+    for (uint64_t row : rows) other[start[(row >> shift) & (kBuckets - 1)]++] = row;
+    rows.swap(other);
+  }
+}
+
+}  // namespace
+
 double auc(const ValueRecords& records) {
   records.validate();
   const int64_t n = records.size();
-  std::vector<std::pair<float, bool>> rows(static_cast<size_t>(n));
+  std::vector<uint64_t> rows(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     if (std::isnan(records.scores[i])) {
       log::warning("AUC: some scores are NaN, so AUC is undefined (nan; null in result files)");
       return kNaN;
     }
-    rows[i] = {records.scores[i], records.labels[i] == 1.0f};
+    rows[i] = auc_row(records.scores[i], records.labels[i] == 1.0f);
   }
-  std::sort(rows.begin(), rows.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+  sort_by_score(rows);
   // Ascending blocks of equal score: a positive ranks above every negative of a lower block and
   // ties with the negatives of its own block (half a pair each). Twice the count stays an
   // integer, exact up to 2^63 pairs.
   int64_t positives = 0, negatives = 0, twice_pairs = 0;
   for (int64_t b = 0; b < n;) {
     int64_t e = b, pos = 0;
-    while (e < n && rows[e].first == rows[b].first) pos += rows[e++].second;
+    while (e < n && rows[e] >> 1 == rows[b] >> 1) pos += static_cast<int64_t>(rows[e++] & 1);
     const int64_t neg = (e - b) - pos;
     twice_pairs += 2 * pos * negatives + pos * neg;
     positives += pos;

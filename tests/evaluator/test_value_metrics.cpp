@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -42,6 +43,35 @@ TEST_CASE("AUC counts pairs ranked right, tied pairs as one half", "[value_metri
   // Only a label of exactly 1 is a positive: 0.5 and 2 count as negatives. Positive 0.6 beats
   // 0.2 (label 0) and 0.4 (label 0.5), loses to 0.9 (label 2): 2 of 3.
   CHECK(auc(rows({0.6f, 0.2f, 0.4f, 0.9f}, {1, 0, 0.5f, 2})) == Approx(2.0 / 3).epsilon(1e-12));
+}
+
+TEST_CASE("AUC equals the count over every (positive, negative) pair, ties and signs included",
+          "[value_metrics]") {
+  // Scores from a small set (ties everywhere) spanning negative, ±0, tiny, huge and infinite
+  // values: the sort by score must order them as floats, with −0 tied to +0.
+  const std::vector<float> values = {-INFINITY, -3.0e38f, -2.0f, -1e-30f, -0.0f, 0.0f,
+                                     1e-38f,    0.25f,    0.5f,  3.0f,    1e30f, INFINITY};
+  std::mt19937 gen(11);
+  std::uniform_int_distribution<size_t> pick(0, values.size() - 1);
+  for (int trial = 0; trial < 20; ++trial) {
+    const size_t n = 50 + 97 * static_cast<size_t>(trial);
+    std::vector<float> scores(n), labels(n);
+    for (size_t i = 0; i < n; ++i) {
+      scores[i] = values[pick(gen)];
+      labels[i] = (gen() % 3 == 0) ? 1.0f : 0.0f;
+    }
+    double twice = 0.0, pos = 0.0, neg = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+      if (labels[i] != 1.0f) {
+        neg += 1;
+        continue;
+      }
+      pos += 1;
+      for (size_t j = 0; j < n; ++j)
+        if (labels[j] != 1.0f) twice += scores[i] > scores[j] ? 2 : scores[i] == scores[j] ? 1 : 0;
+    }
+    CHECK(auc(rows(scores, labels)) == Approx(twice / (2 * pos * neg)).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("AUC with one class only is undefined (NaN), as in RecBole", "[value_metrics]") {
