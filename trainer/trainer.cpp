@@ -543,12 +543,14 @@ std::vector<EpochRecord> history_from_json(const nlohmann::json& j) {
   return history;
 }
 
-MetricValues Trainer::validate() {
+MetricValues Trainer::evaluate(const evaluator::EvaluationSource& split, evaluator::Phase phase) {
   model_.before_evaluation();
-  MetricValues valid = evaluator_.evaluate(model_, splits_.valid, evaluator::Phase::kValid);
+  MetricValues result = evaluator_.evaluate(model_, split, phase);
   release_kept_large_cpu_buffers();
-  return valid;
+  return result;
 }
+
+MetricValues Trainer::validate() { return evaluate(splits_.valid, evaluator::Phase::kValid); }
 
 FitResult Trainer::fit_once() {
   FitResult& result = result_;
@@ -726,10 +728,7 @@ MetricValues Trainer::test(bool load_best) {
     log::info("Loading model structure and parameters from " + checkpoint_path_);
     load_checkpoint(checkpoint_path_);
   }
-  model_.before_evaluation();
-  MetricValues result = evaluator_.evaluate(model_, splits_.test, evaluator::Phase::kTest);
-  release_kept_large_cpu_buffers();
-  return result;
+  return evaluate(splits_.test, evaluator::Phase::kTest);
 }
 
 }  // namespace recbole::trainer

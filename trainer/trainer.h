@@ -129,6 +129,9 @@ class Trainer {
   // Writes the resume checkpoint of point_ (background; wait: also waits for the disk).
   std::string write_resume(bool wait);
   void sync_initial_parameters();
+  // before_evaluation, then the evaluation of `split`; the large CPU buffers the evaluation
+  // kept are freed after it.
+  MetricValues evaluate(const evaluator::EvaluationSource& split, evaluator::Phase phase);
 
   const config::Config& config_;
   models::Model& model_;

@@ -257,21 +257,28 @@ void ContextEmbeddingImpl::add_gradient(const data::Batch& batch, const float* g
   });
 }
 
-void ContextEmbeddingImpl::check_first_order(const ContextEmbeddingImpl& first) const {
-  const std::vector<torch::Tensor> ours = tables(), theirs = first.tables();
-  bool same = first.width_ == 1 && ours.size() == theirs.size();
-  for (size_t t = 0; same && t < ours.size(); ++t) same = ours[t].size(0) == theirs[t].size(0);
+namespace {
+
+// Error unless a first-order part's tables (`first`, width 1) can pair with `ours`: as many
+// tables, with as many rows each.
+void check_first_order(const std::vector<torch::Tensor>& ours,
+                       const std::vector<torch::Tensor>& first, int64_t first_width) {
+  bool same = first_width == 1 && ours.size() == first.size();
+  for (size_t t = 0; same && t < ours.size(); ++t) same = ours[t].size(0) == first[t].size(0);
   if (!same)
     throw Error("context embedding: paired with a first-order part of other fields or width");
 }
 
+}  // namespace
+
 void ContextEmbeddingImpl::forward_direct_with(const ContextEmbeddingImpl& first,
                                                const data::Batch& batch, float* out,
                                                float* first_out) const {
-  check_first_order(first);
+  const std::vector<torch::Tensor> ours = tables(), theirs = first.tables();
+  check_first_order(ours, theirs, first.width_);
   std::vector<const float*> weight, first_weight;
-  for (const torch::Tensor& t : tables()) weight.push_back(t.data_ptr<float>());
-  for (const torch::Tensor& t : first.tables()) first_weight.push_back(t.data_ptr<float>());
+  for (const torch::Tensor& t : ours) weight.push_back(t.data_ptr<float>());
+  for (const torch::Tensor& t : theirs) first_weight.push_back(t.data_ptr<float>());
   const int64_t b = batch_rows(batch), f = fields_.size(), w = width_;
   const bool first_sum = first.seq_sum_;
   std::fill(out, out + b * f * w, 0.0f);
@@ -285,10 +292,11 @@ void ContextEmbeddingImpl::forward_direct_with(const ContextEmbeddingImpl& first
 
 void ContextEmbeddingImpl::add_gradient_with(ContextEmbeddingImpl& first, const data::Batch& batch,
                                              const float* grad, const float* first_grad) {
-  check_first_order(first);
+  std::vector<torch::Tensor> ours = tables(), theirs = first.tables();
+  check_first_order(ours, theirs, first.width_);
   std::vector<float*> out, first_out;
-  for (torch::Tensor t : tables()) out.push_back(table_gradient(t));
-  for (torch::Tensor t : first.tables()) first_out.push_back(table_gradient(t));
+  for (torch::Tensor& t : ours) out.push_back(table_gradient(t));
+  for (torch::Tensor& t : theirs) first_out.push_back(table_gradient(t));
   const int64_t f = fields_.size(), w = width_;
   const bool first_sum = first.seq_sum_;
   for_each_term(batch, [&](int64_t r, int64_t c, int t, int64_t row, float s, float s_sum) {

@@ -77,8 +77,6 @@ class ContextEmbeddingImpl : public torch::nn::Module {
   // term's scale with token_seq fields summed (= scale for every other field).
   template <class Term>
   void for_each_term(const data::Batch& batch, Term&& term) const;
-  // Error unless `first` can pair with this embedding (the same fields, width 1).
-  void check_first_order(const ContextEmbeddingImpl& first) const;
 
   ContextFields fields_;
   int64_t width_;
