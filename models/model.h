@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/torch.h>
@@ -70,6 +71,10 @@ struct ModelContext {
   const DeviceManager& device;
   // Context task: the feature fields of the run (nullptr for the other tasks).
   const data::FeatureSchema* features = nullptr;
+  // Context task: the item-side input columns by name, rows indexed by item id ([n_items, ...]
+  // CPU, data/feature_schema.h layouts), for scoring every item of a user (full_sort_predict);
+  // nullptr elsewhere.
+  const std::vector<std::pair<std::string, torch::Tensor>>* item_features = nullptr;
   // Knowledge task: the knowledge graph (nullptr for the other tasks).
   const data::KnowledgeGraph* knowledge = nullptr;
   // preload_weight: per id field named there, its rows by remapped id ([num ids, width]

@@ -27,6 +27,20 @@ ContextModel::ContextModel(std::string name, const ModelContext& ctx, bool tower
       num_fields_(fields_.size()) {
   embedding_ = register_module("embedding", layers::ContextEmbedding(fields_, embedding_size_));
   first_order_ = register_module("first_order", layers::FirstOrderLinear(fields_));
+  const data::FeatureSchema& schema = *ctx.features;
+  uid_field_ = schema.uid_field;
+  iid_field_ = schema.iid_field;
+  eval_rows_ = ctx.config.get_int("eval_batch_size");
+  for (const data::FeatureSpec& f : schema.fields) {
+    if (!f.is_input() || f.name == uid_field_ || f.name == iid_field_) continue;
+    if (f.side == data::FeatureSide::kUser) user_fields_.push_back(f.name);
+    if (f.side == data::FeatureSide::kInter) inter_fields_.push_back(f.name);
+  }
+  if (ctx.item_features != nullptr) {
+    item_columns_given_ = true;
+    for (const auto& [field, column] : *ctx.item_features)
+      item_columns_.emplace_back(field, ctx.device.place(column));
+  }
 }
 
 std::vector<int64_t> ContextModel::mlp_sizes(const ModelContext& ctx, int64_t input_width) {
@@ -226,10 +240,45 @@ torch::Tensor ContextModel::train_step(const data::Batch& batch, TrainStep& step
   return loss;
 }
 
-torch::Tensor ContextModel::full_sort_predict(const data::Batch&) {
-  throw ConfigError("model: " + name() +
-                    " is a context model: it scores labelled rows (eval_args mode labeled); "
-                    "ranking all items for a user is not supported yet");
+torch::Tensor ContextModel::full_sort_predict(const data::Batch& batch) {
+  if (!inter_fields_.empty())
+    throw ConfigError("model: " + name() + " reads the interaction field " + inter_fields_[0] +
+                      ", which a user and an item that never met have no value for, so it "
+                      "cannot rank every item (eval_args mode full, uniN or popN); drop the "
+                      "field from load_col (or numerical_features), or evaluate with mode "
+                      "labeled");
+  if (!item_columns_given_)
+    throw Error(name() +
+                ": full_sort_predict needs the item feature columns, which the context "
+                "pipeline hands to the model (ModelContext::item_features)");
+  const int64_t users = batch.users.size(0), n = n_items();
+  const auto ids = batch.users.options();
+  const torch::Tensor every_item = torch::arange(n, ids);
+  // Whole users per predict call, so that each user's row of scores is one slice.
+  const int64_t step = std::max<int64_t>(1, eval_rows_ / std::max<int64_t>(n, 1));
+  std::vector<torch::Tensor> parts;
+  for (int64_t u0 = 0; u0 < users; u0 += step) {
+    const int64_t w = std::min(step, users - u0);
+    data::Batch grid;
+    grid.users = batch.users.narrow(0, u0, w).repeat_interleave(n);
+    grid.items = every_item.repeat({w});
+    grid.features[uid_field_] = grid.users;
+    grid.features[iid_field_] = grid.items;
+    for (const std::string& field : user_fields_) {
+      const auto column = batch.features.find(field);
+      if (column == batch.features.end())
+        throw Error(name() + ": full_sort_predict's batch lacks the user field " + field);
+      grid.features[field] = column->second.narrow(0, u0, w).repeat_interleave(n, 0);
+    }
+    for (const auto& [field, column] : item_columns_) {
+      std::vector<int64_t> times(static_cast<size_t>(column.dim()), 1);
+      times[0] = w;
+      grid.features[field] = column.repeat(times);
+    }
+    parts.push_back(predict(grid).reshape({w, n}));
+  }
+  if (parts.empty()) return torch::empty({0, n}, ids.dtype(torch::kFloat32));
+  return parts.size() == 1 ? parts[0] : torch::cat(parts, 0);
 }
 
 }  // namespace recbole::models

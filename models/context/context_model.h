@@ -3,8 +3,10 @@
 // field embeddings E ([B, F, embedding_size], models/layers/context_embedding.h) and the
 // first-order part ([B, 1]) from the run's feature schema; a model implements logits() over a
 // feature batch. Loss: mean binary cross-entropy with logits on batch.labels plus the model's
-// regulariser (added once per batch); predict: σ(logits). Context models score labelled rows
-// only: full_sort_predict is an Error.
+// regulariser (added once per batch); predict: σ(logits). full_sort_predict scores every item
+// for each user of a batch by predict over the rows (user, item) as RecBole's fallback for
+// context models does: the user's features repeated, the item-side columns of every item
+// (ModelContext::item_features) attached.
 #include <string>
 #include <vector>
 
@@ -31,6 +33,11 @@ class ContextModel : public Model {
 
   torch::Tensor calculate_loss(const data::Batch& batch) override;
   torch::Tensor predict(const data::Batch& batch) override;
+  // batch: users [B] and every user-side input field ([B, ...], Batch::features) on the
+  // device. Returns [B, n_items] float32 on the device, item 0 (the padding) included, from
+  // predict over the rows of eval_batch_size / n_items users at a time (at least one), as
+  // RecBole's evaluation of a context model. ConfigError when the model reads an
+  // interaction-side field, which a (user, item) pair that never met has no value for.
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
   // With a closed form (closed_form_backward applies) the step runs without autograd;
   // otherwise Model's.
@@ -87,6 +94,14 @@ class ContextModel : public Model {
     std::vector<float> squares;  // [d]: Σ_f E² of one row
   };
   ClosedFormBuffers closed_form_buffers_;
+
+  // full_sort_predict's inputs: the id fields, the other user-side input fields, the
+  // item-side input columns by item id (on the device) and the interaction-side input fields.
+  std::string uid_field_, iid_field_;
+  int64_t eval_rows_;  // eval_batch_size
+  std::vector<std::string> user_fields_, inter_fields_;
+  std::vector<std::pair<std::string, torch::Tensor>> item_columns_;
+  bool item_columns_given_ = false;
 };
 
 // The `fields` key of FFM and FwFM: a field map {id: [features]}, or null.

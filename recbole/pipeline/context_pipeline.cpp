@@ -24,23 +24,24 @@ int64_t longest(const data::Column& c) {
   return l;
 }
 
-// The context task evaluates labelled rows: refuse what would need ranking or sampled rows.
-void check_context_config(const config::Config& config) {
+// Whether eval_args.mode ranks items (full, uniN, popN) in `phase` ("valid" or "test").
+bool ranks_items(const config::Config& config, const char* phase) {
   const YAML::Node mode = config.node("eval_args")["mode"];
-  if (mode && mode.IsMap())
-    for (const char* phase : {"valid", "test"})
-      if (config::EvalMode::parse(mode[phase].as<std::string>())->ranking())
-        throw ConfigError(config.source("eval_args") + ": eval_args.mode." + phase + ": " +
-                          mode[phase].as<std::string>() +
-                          ": context models are evaluated on labelled rows (mode labeled); "
-                          "ranking context models over all items is not supported yet");
-  for (const std::string& m : config.get_string_list("metrics")) {
-    const evaluator::MetricInfo* row = evaluator::find_metric(m);
-    if (row && row->is_ranking() && row->kind != evaluator::MetricKind::kRank)
-      throw ConfigError(config.source("metrics") + ": metrics: " + row->name +
-                        " is a ranking metric; the labeled mode of the context task computes " +
-                        evaluator::join_names(evaluator::value_metric_names()) + " and GAUC");
-  }
+  return mode && mode.IsMap() && config::EvalMode::parse(mode[phase].as<std::string>())->ranking();
+}
+
+// Ranking metrics need a ranking mode (RecBole crashes at the first validation otherwise), and
+// context models train on the labelled rows only.
+void check_context_config(const config::Config& config) {
+  if (!ranks_items(config, "valid") || !ranks_items(config, "test"))
+    for (const std::string& m : config.get_string_list("metrics")) {
+      const evaluator::MetricInfo* row = evaluator::find_metric(m);
+      if (row && row->is_ranking() && row->kind != evaluator::MetricKind::kRank)
+        throw ConfigError(config.source("metrics") + ": metrics: " + row->name +
+                          " is a ranking metric; the labeled mode of the context task computes " +
+                          evaluator::join_names(evaluator::value_metric_names()) +
+                          " and GAUC (rank every item with eval_args mode full, uniN or popN)");
+    }
   const YAML::Node neg = config.node("train_neg_sample_args");
   if (neg && neg.IsMap() && neg["distribution"] && neg["distribution"].as<std::string>() != "none")
     throw ConfigError(config.source("train_neg_sample_args") +
@@ -167,6 +168,13 @@ data::Batch ContextRows::batch(const std::vector<int64_t>& rows) const {
   return out;
 }
 
+data::Batch ContextRankingSource::batch(const std::vector<int64_t>& rows) const {
+  data::Batch out = UserRankingSource::batch(rows);
+  out.features[rows_.uid_field] = out.users;
+  rows_.user_features.gather(out.users, out.features);
+  return out;
+}
+
 data::Batch ContextLabeledSource::batch(int64_t k) const {
   const int64_t n = static_cast<int64_t>(split_rows_.size());
   const int64_t lo = k * batch_size_, hi = std::min(n, lo + batch_size_);
@@ -225,10 +233,25 @@ ContextPipeline::ContextPipeline(const config::Config& config, const data::Datas
             dataset.options().uid_field,
             dataset.options().iid_field},
       train_(dataset.n_users(), dataset.n_items(), split.train.users, split.train.items),
-      item_count_(static_cast<size_t>(dataset.n_items()), 0),
-      valid_(rows_, split.valid.rows, config.get_int("eval_batch_size")),
-      test_(rows_, split.test.rows, config.get_int("eval_batch_size")) {
+      item_count_(static_cast<size_t>(dataset.n_items()), 0) {
   check_context_config(config);
+  const int64_t eval_batch = config.get_int("eval_batch_size");
+  if (ranks_items(config, "valid") || ranks_items(config, "test")) {
+    valid_items_ =
+        data::InteractionMatrix(n_users_, n_items_, split.valid.users, split.valid.items);
+    test_items_ = data::InteractionMatrix(n_users_, n_items_, split.test.users, split.test.items);
+    train_valid_ = data::InteractionMatrix::merge(train_, valid_items_);
+  }
+  // Validation masks the training items; the test masks train and valid.
+  valid_source_ = ranks_items(config, "valid")
+                      ? std::unique_ptr<evaluator::EvaluationSource>(
+                            std::make_unique<ContextRankingSource>(rows_, valid_items_, &train_))
+                      : std::make_unique<ContextLabeledSource>(rows_, split.valid.rows, eval_batch);
+  test_source_ =
+      ranks_items(config, "test")
+          ? std::unique_ptr<evaluator::EvaluationSource>(
+                std::make_unique<ContextRankingSource>(rows_, test_items_, &train_valid_))
+          : std::make_unique<ContextLabeledSource>(rows_, split.test.rows, eval_batch);
   const data::DatasetOptions& opt = dataset.options();
   const data::Table& inter = dataset.inter_table();
   if (!inter.has(opt.label_field) || inter.column(opt.label_field).type != data::FieldType::kFloat)
@@ -308,6 +331,15 @@ ContextPipeline::ContextPipeline(const config::Config& config, const data::Datas
     if (store && spec.is_input()) store->add(spec, c, buckets);
     schema_.fields.push_back(spec);
   }
+  if (ranks_items(config, "valid") || ranks_items(config, "test"))
+    for (const data::FeatureSpec& f : schema_.fields)
+      if (f.is_input() && f.side == data::FeatureSide::kInter)
+        throw ConfigError(config.source("eval_args") +
+                          ": eval_args.mode: ranking every item builds (user, item) rows that "
+                          "never happened, which have no value for the interaction field " +
+                          f.name + " of " + inter.source() +
+                          "; drop it from load_col (or numerical_features), or evaluate with "
+                          "mode labeled");
   std::string fields;
   for (const data::FeatureSpec& f : schema_.fields)
     if (f.is_input())
@@ -322,6 +354,7 @@ TaskPipeline::SplitSizes ContextPipeline::split_sizes() const {
 
 models::ModelContext ContextPipeline::model_context(const DeviceManager& device) const {
   models::ModelContext ctx{config_, n_users_, n_items_, train_, device, &schema_};
+  ctx.item_features = &item_features_.columns();
   ctx.preload_weights = preload_weights_;
   return ctx;
 }

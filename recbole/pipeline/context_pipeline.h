@@ -6,6 +6,7 @@
 // interaction up front. Training walks the labelled training rows point-wise (no sampled
 // negatives); validation and test are labelled sources in split order (the labeled mode).
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,22 @@ class ContextLabeledSource : public evaluator::LabeledSource {
   int64_t batch_size_;
 };
 
+// Ranking evaluation of one split (eval_args mode full, uniN or popN), as RecBole's fallback
+// for context models: a row is a user, its positives are its items in the split whatever their
+// label, and its batch carries the user-side feature columns; the model attaches every item's
+// (ContextModel::full_sort_predict).
+class ContextRankingSource : public evaluator::UserRankingSource {
+ public:
+  // positives, mask: user → items (must outlive this); mask may be null.
+  ContextRankingSource(const ContextRows& rows, const data::InteractionMatrix& positives,
+                       const data::InteractionMatrix* mask)
+      : UserRankingSource(positives, mask), rows_(rows) {}
+  data::Batch batch(const std::vector<int64_t>& rows) const override;
+
+ private:
+  const ContextRows& rows_;
+};
+
 // Point-wise training over the labelled training rows: a new order every epoch (from seed and
 // epoch), batches of batch_size rows, the last one smaller; row p of a batch goes to rank
 // p % world_size.
@@ -89,17 +106,19 @@ class ContextTrainingSource : public TrainingSource {
 
 class ContextPipeline : public TaskPipeline {
  public:
-  // Throws ConfigError for a ranking evaluation mode, sampled training negatives or unknown
-  // numerical_features; DataError when the interactions carry no label (no threshold and no
-  // LABEL_FIELD column).
+  // Each split is evaluated on its labelled rows (mode labeled) or by ranking every item for
+  // its users (full, uniN, popN; models reading an interaction-side field are refused). Throws
+  // ConfigError for sampled training negatives, ranking metrics under the labeled mode or
+  // unknown numerical_features; DataError when the interactions carry no label (no threshold
+  // and no LABEL_FIELD column).
   ContextPipeline(const config::Config& config, const data::Dataset& dataset,
                   const data::SplitDataset& split);
 
   models::ModelContext model_context(const DeviceManager& device) const override;
   std::unique_ptr<TrainingSource> training_source(models::InputType input, const std::string& model,
                                                   int rank, int world_size) const override;
-  const evaluator::EvaluationSource& valid() const override { return valid_; }
-  const evaluator::EvaluationSource& test() const override { return test_; }
+  const evaluator::EvaluationSource& valid() const override { return *valid_source_; }
+  const evaluator::EvaluationSource& test() const override { return *test_source_; }
   const std::vector<int64_t>& item_train_count() const override { return item_count_; }
   int64_t n_items() const override { return n_items_; }
   SplitSizes split_sizes() const override;
@@ -120,7 +139,9 @@ class ContextPipeline : public TaskPipeline {
   ContextRows rows_;
   data::InteractionMatrix train_;
   std::vector<int64_t> item_count_;
-  ContextLabeledSource valid_, test_;
+  // Ranking modes only: each split's user → items, and train ∪ valid (the test's mask).
+  data::InteractionMatrix valid_items_, test_items_, train_valid_;
+  std::unique_ptr<evaluator::EvaluationSource> valid_source_, test_source_;
 };
 
 }  // namespace recbole::pipeline

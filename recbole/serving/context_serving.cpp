@@ -1,6 +1,5 @@
 #include "recbole/serving/context_serving.h"
 
-#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -67,44 +66,29 @@ void write_columns(torch::serialize::OutputArchive& archive, const char* key,
 class ContextServing : public TaskServing {
  public:
   ContextServing(data::FeatureSchema schema, pipeline::FeatureColumns users,
-                 pipeline::FeatureColumns items, int64_t n_items)
-      : schema_(std::move(schema)),
-        users_(std::move(users)),
-        items_(std::move(items)),
-        n_items_(n_items) {}
+                 pipeline::FeatureColumns items)
+      : schema_(std::move(schema)), users_(std::move(users)), items_(std::move(items)) {}
 
   models::ModelContext model_context(const config::Config& config, const ServingSection& section,
                                      const DeviceManager& device) const override {
     models::ModelContext ctx = TaskServing::model_context(config, section, device);
     ctx.features = &schema_;  // the model reads its fields from it; this object outlives it
+    ctx.item_features = &items_.columns();
     return ctx;
   }
 
-  // For each user of the batch, the rows (u, 1), ..., (u, n_items − 1) through predict; item 0
-  // (the padding, never recommended) gets −inf.
-  torch::Tensor scores(models::Model& model, const data::Batch& batch,
-                       const DeviceManager& device) const override {
-    const torch::Tensor items = torch::arange(1, n_items_, torch::kInt64);
-    std::vector<torch::Tensor> rows;
-    for (int64_t r = 0; r < batch.users.size(0); ++r) {
-      data::Batch q;
-      q.users = torch::full({n_items_ - 1}, batch.users[r].item<int64_t>(), torch::kInt64);
-      q.items = items;
-      q.features[schema_.uid_field] = q.users;
-      q.features[schema_.iid_field] = q.items;
-      users_.gather(q.users, q.features);
-      items_.gather(q.items, q.features);
-      const torch::Tensor s = model.predict(device.place(q)).reshape({1, n_items_ - 1});
-      rows.push_back(torch::cat(
-          {torch::full({1, 1}, -std::numeric_limits<float>::infinity(), s.options()), s}, 1));
-    }
-    return torch::cat(rows, 0);
+  // The users with their user-side feature columns: the model's full_sort_predict attaches
+  // every item's.
+  data::Batch user_batch(const std::vector<int64_t>& users) const override {
+    data::Batch b = TaskServing::user_batch(users);
+    b.features[schema_.uid_field] = b.users;
+    users_.gather(b.users, b.features);
+    return b;
   }
 
  private:
   data::FeatureSchema schema_;
   pipeline::FeatureColumns users_, items_;
-  int64_t n_items_;
 };
 
 SectionWriter prepare_context_section(const pipeline::TaskPipeline& task) {
@@ -175,8 +159,7 @@ std::unique_ptr<TaskServing> load_context_section(torch::serialize::InputArchive
       read_columns(section, "user", schema, data::FeatureSide::kUser, common.n_users, damaged);
   pipeline::FeatureColumns items =
       read_columns(section, "item", schema, data::FeatureSide::kItem, common.n_items, damaged);
-  return std::make_unique<ContextServing>(std::move(schema), std::move(users), std::move(items),
-                                          common.n_items);
+  return std::make_unique<ContextServing>(std::move(schema), std::move(users), std::move(items));
 }
 
 }  // namespace

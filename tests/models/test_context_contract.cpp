@@ -1,7 +1,8 @@
 // The model contract of the context models, over every registered one: built from ml-100k's
 // feature fields (the context preset), a few training batches give a finite loss; predict gives
 // [B] float32 probabilities in [0, 1] on the device; a fixed seed repeats exactly; a save/load
-// round trip gives identical scores; ranking all items is a clear error. LR's and FM's
+// round trip gives identical scores; full_sort_predict's row of a user is predict over the
+// rows (user, item) of every item. LR's and FM's
 // closed-form step gives autograd's loss and gradients.
 #include <catch2/catch.hpp>
 
@@ -9,6 +10,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -21,9 +23,11 @@
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
 #include "recbole/data/split.h"
+#include "recbole/evaluator/evaluator.h"
 #include "recbole/pipeline/context_pipeline.h"
 #include "recbole/utils/atomic_write.h"
 #include "recbole/utils/device_manager.h"
+#include "recbole/utils/dist.h"
 #include "recbole/utils/error.h"
 #include "tests/models/model_fixture.h"
 #include "trainer/checkpoint_file.h"
@@ -88,6 +92,37 @@ struct ContextRun {
   }
 };
 
+// full_sort_predict over three users (eval_batch_size 300 < n_items: one user per predict call)
+// equals predict over each user's rows (u, 0), ..., (u, n_items − 1) built from the pipeline's
+// feature columns.
+void check_ranks_every_item(ContextRun& run, Model& m) {
+  torch::NoGradGuard no_grad;
+  const recbole::pipeline::ContextPipeline& p = run.pipeline;
+  const std::string& uid = p.schema().uid_field;
+  const std::string& iid = p.schema().iid_field;
+  const int64_t n = p.n_items(), users = 3;
+  recbole::data::Batch q;
+  q.users = torch::arange(1, users + 1, torch::kInt64);
+  q.features[uid] = q.users;
+  p.user_features().gather(q.users, q.features);
+  const torch::Tensor all =
+      recbole::DeviceManager::to_host(m.full_sort_predict(run.device.place(q)));
+  REQUIRE(all.sizes() == torch::IntArrayRef({users, n}));
+  for (int64_t r = 0; r < users; ++r) {
+    recbole::data::Batch row;
+    row.users = torch::full({n}, r + 1, torch::kInt64);
+    row.items = torch::arange(n, torch::kInt64);
+    row.features[uid] = row.users;
+    row.features[iid] = row.items;
+    p.user_features().gather(row.users, row.features);
+    p.item_features().gather(row.items, row.features);
+    const torch::Tensor expected =
+        recbole::DeviceManager::to_host(m.predict(run.device.place(row)));
+    INFO("user " << r + 1);
+    CHECK(torch::allclose(all[r], expected, 1e-5, 1e-6));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("every context model satisfies the context model contract",
@@ -107,11 +142,7 @@ TEST_CASE("every context model satisfies the context model contract",
       CHECK(s.min().item<float>() >= 0.0f);
       CHECK(s.max().item<float>() <= 1.0f);
       CHECK(s.std().item<float>() > 0.0f);  // the features reach the score
-      CHECK_THROWS_AS(
-          m->full_sort_predict(run.device.place(
-              static_cast<const recbole::evaluator::LabeledSource&>(run.pipeline.valid())
-                  .batch(0))),
-          recbole::ConfigError);
+      check_ranks_every_item(run, *m);
 
       // A fixed seed repeats exactly.
       std::shared_ptr<Model> again = run.trained();
@@ -464,4 +495,48 @@ TEST_CASE("KD_DAGFM's distillation loads the teacher run and trains the student 
       recbole::models::create_model("KD_DAGFM", bare.pipeline.model_context(bare.device)),
       Catch::Contains("warm_up"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the evaluator ranks a context model's items under modes full and uni100",
+          "[models][context][eval]") {
+  for (const char* mode : {"full", "uni100"}) {
+    DYNAMIC_SECTION(mode) {
+      ContextRun run("FM", {{"eval_args", std::string("{mode: ") + mode + "}"},
+                            {"metrics", "[Recall, NDCG, GAUC]"},
+                            {"valid_metric", "NDCG@10"}});
+      std::shared_ptr<Model> m = run.trained();
+      recbole::Dist dist;
+      recbole::evaluator::Evaluator ev(
+          recbole::evaluator::evaluator_settings_from_config(run.config), run.device, dist,
+          run.pipeline.n_items(), run.pipeline.item_train_count());
+      const auto& valid =
+          static_cast<const recbole::evaluator::RankingSource&>(run.pipeline.valid());
+      const recbole::evaluator::RankingRecords rec =
+          ev.collect(*m, valid, recbole::evaluator::Phase::kValid);
+      REQUIRE(rec.n_users() == static_cast<int64_t>(valid.rows().size()));
+      if (std::string(mode) == "full") {
+        // The first user's top 10: its scores from predict, the pad and its training items
+        // masked, best first (ties broken by the lower id, as the evaluator's top-K).
+        const int32_t u = valid.rows()[0];
+        recbole::data::Batch q = valid.batch({u});
+        torch::Tensor s = recbole::DeviceManager::to_host(m->full_sort_predict(run.device.place(q)))
+                              .reshape({-1})
+                              .clone();
+        s[0] = -std::numeric_limits<float>::infinity();
+        for (const int32_t* i = valid.mask()->row_begin(u); i != valid.mask()->row_end(u); ++i)
+          if (!valid.positives().contains(u, *i)) s[*i] = -std::numeric_limits<float>::infinity();
+        const torch::Tensor top = std::get<1>(torch::sort(s, /*stable=*/true, 0, true));
+        for (int k = 0; k < 10; ++k) CHECK(rec.topk_items[k] == top[k].item<int64_t>());
+      }
+      const recbole::evaluator::MetricValues values =
+          ev.evaluate(*m, run.pipeline.test(), recbole::evaluator::Phase::kTest);
+      REQUIRE(values.size() == 3);
+      for (const auto& [name, v] : values) {
+        INFO(name);
+        CHECK(std::isfinite(v));
+        CHECK(v >= 0.0);
+        CHECK(v <= 1.0);
+      }
+    }
+  }
 }

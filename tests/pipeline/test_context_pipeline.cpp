@@ -281,3 +281,58 @@ TEST_CASE("discretized numerical features reach the batches as bucket ids", "[pi
     }
   }
 }
+
+TEST_CASE("a context model ranks every item under mode full, as RecBole's predict fallback",
+          "[pipeline][context]") {
+  // RecBole's config replaces eval_args wholesale, so the split becomes its default (RS 8:1:1
+  // grouped by user) as well; ranking metrics then need a ranking mode.
+  Loaded l(context_config(
+      "FM", "ml-100k", shared_datasets(),
+      {{"eval_args", "{mode: full}"}, {"metrics", "[Recall, NDCG]"}, {"valid_metric", "NDCG@10"}}));
+  recbole::pipeline::ContextPipeline p(l.config, l.dataset, l.split);
+  REQUIRE(p.valid().kind() == recbole::evaluator::EvaluationSource::Kind::kRanking);
+  REQUIRE(p.test().kind() == recbole::evaluator::EvaluationSource::Kind::kRanking);
+  const auto& valid = static_cast<const recbole::evaluator::RankingSource&>(p.valid());
+  const auto& test = static_cast<const recbole::evaluator::RankingSource&>(p.test());
+
+  // Positives: each user's items of the split, whatever their label; the valid split's users
+  // are the rows. Masks: train at validation, train and valid at test.
+  int64_t listed = 0;
+  for (int32_t u : valid.rows()) listed += valid.positives().row_size(u);
+  CHECK(listed == l.split.valid.size());
+  const size_t r0 = 0;
+  const int32_t u0 = l.split.valid.users[r0], i0 = l.split.valid.items[r0];
+  CHECK(valid.positives().contains(u0, i0));
+  CHECK(test.mask()->contains(u0, i0));
+  CHECK_FALSE(valid.mask()->contains(u0, i0));
+  CHECK(valid.mask()->contains(l.split.train.users[0], l.split.train.items[0]));
+  bool label_zero_listed = false;
+  for (size_t r = 0; r < l.split.valid.rows.size() && !label_zero_listed; ++r)
+    label_zero_listed = p.labels()[static_cast<size_t>(l.split.valid.rows[r])] == 0.0f &&
+                        valid.positives().contains(l.split.valid.users[r], l.split.valid.items[r]);
+  CHECK(label_zero_listed);
+
+  // A batch of users carries their user-side features, not the items'.
+  const recbole::data::Batch b = valid.batch({u0, 5});
+  REQUIRE(b.users.size(0) == 2);
+  CHECK(b.features.at("user_id").equal(b.users));
+  for (const char* f : {"age", "gender", "occupation"}) {
+    REQUIRE(b.features.count(f) == 1);
+    CHECK(b.features.at(f).size(0) == 2);
+  }
+  CHECK(b.features.count("release_year") == 0);
+  CHECK(b.features.count("class") == 0);
+
+  SECTION("an interaction-side input field has no value for a pair that never met") {
+    Loaded t(context_config("FM", "ml-100k", shared_datasets(),
+                            {{"eval_args", "{mode: full}"},
+                             {"metrics", "[NDCG]"},
+                             {"valid_metric", "NDCG@10"},
+                             {"numerical_features", "[timestamp]"}}));
+    const std::string msg =
+        error_of([&] { recbole::pipeline::ContextPipeline q(t.config, t.dataset, t.split); });
+    CHECK(msg.find("eval_args") != std::string::npos);
+    CHECK(msg.find("timestamp") != std::string::npos);
+    CHECK(msg.find("mode labeled") != std::string::npos);
+  }
+}
