@@ -136,7 +136,7 @@ std::vector<KeyDecl> make_declarations() {
                  "dynamic: bool, candidate_num: int >= 0}")
           .check(check_train_neg_sample_args)
           .help("Negative sampling for training; keys left out take their default; null = no "
-                "sampling"),
+                "sampling; dynamic: true is refused when training starts (not supported yet)"),
       Key("eval_step", kInt, kTrain).help("Epochs between two validations; <= 0 = never validate"),
       Key("stopping_step", kInt, kTrain)
           .min(0)

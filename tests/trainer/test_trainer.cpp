@@ -115,6 +115,22 @@ TEST_CASE("sample_num above train_batch_size is a ConfigError naming both keys",
   REQUIRE_NOTHROW(make());
 }
 
+TEST_CASE("dynamic negative sampling is refused as not supported yet, not ignored", "[trainer]") {
+  // The config accepts RecBole's grammar; a source that drew plain uniform negatives instead
+  // would give another model than the user asked for without a word.
+  auto config = tiny_config(
+      {{"train_neg_sample_args", "{distribution: uniform, dynamic: true, candidate_num: 2}"}});
+  auto make = [&] {
+    HandRun run(config, 4, 8, {{1, 1, 2, 2}, {1, 2, 3, 4}}, {{1}, {5}}, {{2}, {6}}, 1);
+  };
+  REQUIRE_THROWS_AS(make(), recbole::ConfigError);
+  REQUIRE_THROWS_WITH(make(), Catch::Contains("train_neg_sample_args.dynamic: true"));
+  REQUIRE_THROWS_WITH(make(), Catch::Contains("not supported yet"));
+  config = tiny_config(
+      {{"train_neg_sample_args", "{distribution: uniform, dynamic: false, candidate_num: 2}"}});
+  REQUIRE_NOTHROW(make());
+}
+
 TEST_CASE("a checkpoint that cannot be written is an Error, and the previous one stays",
           "[trainer]") {
   const auto dir = std::filesystem::temp_directory_path() / "recbole_ckpt_fail";
