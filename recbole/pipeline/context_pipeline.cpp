@@ -12,6 +12,7 @@
 #include "recbole/evaluator/metric_registry.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
+#include "recbole/utils/splitmix.h"
 
 namespace recbole::pipeline {
 namespace {
@@ -30,8 +31,7 @@ bool ranks_items(const config::Config& config, const char* phase) {
   return mode && mode.IsMap() && config::EvalMode::parse(mode[phase].as<std::string>())->ranking();
 }
 
-// Ranking metrics need a ranking mode (RecBole crashes at the first validation otherwise), and
-// context models train on the labelled rows only.
+// Ranking metrics need a ranking mode (RecBole crashes at the first validation otherwise).
 void check_context_config(const config::Config& config) {
   if (!ranks_items(config, "valid") || !ranks_items(config, "test"))
     for (const std::string& m : config.get_string_list("metrics")) {
@@ -42,12 +42,6 @@ void check_context_config(const config::Config& config) {
                           evaluator::join_names(evaluator::value_metric_names()) +
                           " and GAUC (rank every item with eval_args mode full, uniN or popN)");
     }
-  const YAML::Node neg = config.node("train_neg_sample_args");
-  if (neg && neg.IsMap() && neg["distribution"] && neg["distribution"].as<std::string>() != "none")
-    throw ConfigError(config.source("train_neg_sample_args") +
-                      ": train_neg_sample_args: context models train on the labelled rows; "
-                      "sampled negatives for them are a RecBole option not supported yet (set "
-                      "it to ~)");
 }
 
 // Largest `bucket` of an equal-width discretisation: each bucket is a row of the field's table.
@@ -145,7 +139,9 @@ void FeatureColumns::gather(const torch::Tensor& index,
   for (const auto& [name, t] : columns_) out[name] = t.index_select(0, index);
 }
 
-data::Batch ContextRows::batch(const std::vector<int64_t>& rows) const {
+data::Batch ContextRows::batch(const std::vector<int64_t>& rows,
+                               const std::vector<int64_t>* row_items,
+                               const std::vector<float>* row_labels) const {
   const int64_t b = static_cast<int64_t>(rows.size());
   data::Batch out;
   out.users = torch::empty({b}, torch::kInt64);
@@ -157,8 +153,8 @@ data::Batch ContextRows::batch(const std::vector<int64_t>& rows) const {
   for (int64_t k = 0; k < b; ++k) {
     const size_t r = static_cast<size_t>(rows[k]);
     u[k] = users[r];
-    i[k] = items[r];
-    l[k] = labels[r];
+    i[k] = row_items ? (*row_items)[static_cast<size_t>(k)] : items[r];
+    l[k] = row_labels ? (*row_labels)[static_cast<size_t>(k)] : labels[r];
   }
   out.features[uid_field] = out.users;
   out.features[iid_field] = out.items;
@@ -183,12 +179,21 @@ data::Batch ContextLabeledSource::batch(int64_t k) const {
 
 ContextTrainingSource::ContextTrainingSource(const ContextRows& rows,
                                              const std::vector<int64_t>& train_rows,
-                                             const SourceSettings& settings)
+                                             const SourceSettings& settings,
+                                             const data::InteractionMatrix& train,
+                                             const std::vector<int64_t>& item_count)
     : rows_(rows), train_rows_(train_rows), settings_(settings) {
   settings_.batch_size = std::max<int64_t>(settings_.batch_size, 1);
+  if (settings_.negatives.enabled()) {
+    sample_num_ = std::max(settings_.negatives.sample_num, 1);
+    sampler_ = std::make_unique<data::NegativeSampler>(train, settings_.negatives.distribution,
+                                                       settings_.negatives.alpha, item_count);
+  }
+  originals_ = std::max<int64_t>(settings_.batch_size / (1 + sample_num_), 1);
 }
 
 void ContextTrainingSource::start_epoch(int64_t epoch) {
+  epoch_ = epoch;
   order_.resize(train_rows_.size());
   std::iota(order_.begin(), order_.end(), 0);
   if (settings_.shuffle) {
@@ -202,20 +207,47 @@ void ContextTrainingSource::start_epoch(int64_t epoch) {
 bool ContextTrainingSource::next(data::Batch& batch) {
   const int64_t n = static_cast<int64_t>(order_.size());
   if (next_ >= n) return false;
-  const int64_t hi = std::min(n, next_ + settings_.batch_size);
-  std::vector<int64_t> rows;
+  const int64_t hi = std::min(n, next_ + originals_);
+  std::vector<int64_t> rows, positions;
   rows.reserve(static_cast<size_t>(hi - next_));
   // Row p - next_ of the batch goes to rank (p - next_) % world_size.
-  for (int64_t p = next_ + settings_.rank; p < hi; p += settings_.world_size)
+  for (int64_t p = next_ + settings_.rank; p < hi; p += settings_.world_size) {
     rows.push_back(train_rows_[static_cast<size_t>(order_[p])]);
+    positions.push_back(p);
+  }
   next_ = hi;
-  batch = rows_.batch(rows);
+  if (!sampler_) {
+    batch = rows_.batch(rows);
+    return true;
+  }
+  // [the rows, labelled 1; sample_num blocks of the same rows with a negative item, labelled 0]
+  const size_t b = rows.size();
+  std::vector<int64_t> all_rows, items;
+  std::vector<float> labels(b, 1.0f);
+  labels.resize(b * (1 + static_cast<size_t>(sample_num_)), 0.0f);
+  all_rows.reserve(labels.size());
+  items.reserve(labels.size());
+  for (size_t k = 0; k < b; ++k) {
+    all_rows.push_back(rows[k]);
+    items.push_back(rows_.items[static_cast<size_t>(rows[k])]);
+  }
+  std::vector<data::Rng> streams;  // one per row: (seed, epoch, position in the epoch)
+  streams.reserve(b);
+  const uint64_t epoch_key =
+      splitmix64_hash(settings_.seed) ^ splitmix64_hash(static_cast<uint64_t>(epoch_) + 0x5eedULL);
+  for (size_t k = 0; k < b; ++k)
+    streams.emplace_back(epoch_key ^ splitmix64_hash(~static_cast<uint64_t>(positions[k])));
+  for (int j = 0; j < sample_num_; ++j)
+    for (size_t k = 0; k < b; ++k) {
+      all_rows.push_back(rows[k]);
+      items.push_back(sampler_->sample(rows_.users[static_cast<size_t>(rows[k])], streams[k]));
+    }
+  batch = rows_.batch(all_rows, &items, &labels);
   return true;
 }
 
 int64_t ContextTrainingSource::batches_per_epoch() const {
-  return (static_cast<int64_t>(train_rows_.size()) + settings_.batch_size - 1) /
-         settings_.batch_size;
+  return (static_cast<int64_t>(train_rows_.size()) + originals_ - 1) / originals_;
 }
 
 ContextPipeline::ContextPipeline(const config::Config& config, const data::Dataset& dataset,
@@ -367,7 +399,8 @@ std::unique_ptr<TrainingSource> ContextPipeline::training_source(models::InputTy
                       models::input_type_name(input) +
                       "; the context task trains point-wise models only");
   return std::make_unique<ContextTrainingSource>(
-      rows_, split_.train.rows, source_settings_from_config(config_, rank, world_size));
+      rows_, split_.train.rows, source_settings_from_config(config_, rank, world_size), train_,
+      item_count_);
 }
 
 }  // namespace recbole::pipeline

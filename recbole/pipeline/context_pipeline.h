@@ -3,8 +3,9 @@
 // with the features of their user and item. Feature columns are stored once per user, per item
 // (and per interaction row for interaction-side fields) as CPU tensors, and gathered for each
 // batch into Batch::features (data/feature_schema.h lists the layouts); nothing is copied per
-// interaction up front. Training walks the labelled training rows point-wise (no sampled
-// negatives); validation and test are labelled sources in split order (the labeled mode).
+// interaction up front. Training walks the labelled training rows point-wise (with sampled
+// negatives when train_neg_sample_args asks); validation and test are labelled sources in split
+// order (the labeled mode) or rank every item for their users (full, uniN, popN).
 #include <map>
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "recbole/data/feature_schema.h"
 #include "recbole/data/interaction_matrix.h"
+#include "recbole/data/negative_sampler.h"
 #include "recbole/pipeline/task_pipeline.h"
 
 namespace recbole::pipeline {
@@ -48,7 +50,11 @@ struct ContextRows {
   const FeatureColumns& inter_features;
   std::string uid_field, iid_field;
   // The batch of dataset rows `rows` (CPU): users, items, labels and every feature field.
-  data::Batch batch(const std::vector<int64_t>& rows) const;
+  // items, labels: when given ([rows.size()] each), row k's item (its item-side features
+  // gathered for it) and label instead of the dataset row's — a sampled negative keeps its
+  // row's user and interaction-side fields, as RecBole's point-wise sampling.
+  data::Batch batch(const std::vector<int64_t>& rows, const std::vector<int64_t>* items = nullptr,
+                    const std::vector<float>* labels = nullptr) const;
 };
 
 // Labelled evaluation of one split: consecutive batches of batch_size rows in split order.
@@ -86,20 +92,30 @@ class ContextRankingSource : public evaluator::UserRankingSource {
 
 // Point-wise training over the labelled training rows: a new order every epoch (from seed and
 // epoch), batches of batch_size rows, the last one smaller; row p of a batch goes to rank
-// p % world_size.
+// p % world_size. With train_neg_sample_args (RecBole's point-wise sampling): a batch holds
+// batch_size / (1 + sample_num) rows, every one labelled 1 whatever its label, then sample_num
+// blocks of the same rows with an item the user has no training row with, labelled 0; row p's
+// negatives come from a stream of (seed, epoch, p), the same on any number of ranks.
 class ContextTrainingSource : public TrainingSource {
  public:
+  // train, item_count: the training rows' user → items and per-item counts (the sampler's
+  // exclusions and popularity); must outlive the source.
   ContextTrainingSource(const ContextRows& rows, const std::vector<int64_t>& train_rows,
-                        const SourceSettings& settings);
+                        const SourceSettings& settings, const data::InteractionMatrix& train,
+                        const std::vector<int64_t>& item_count);
   void start_epoch(int64_t epoch) override;
   bool next(data::Batch& batch) override;
   int64_t batches_per_epoch() const override;
-  void skip_batches(int64_t n) override { next_ += n * settings_.batch_size; }
+  void skip_batches(int64_t n) override { next_ += n * originals_; }
 
  private:
   const ContextRows& rows_;
   const std::vector<int64_t>& train_rows_;
   SourceSettings settings_;
+  std::unique_ptr<data::NegativeSampler> sampler_;  // null without sampling
+  int sample_num_ = 0;
+  int64_t originals_;  // dataset rows per batch
+  int64_t epoch_ = 0;
   std::vector<int64_t> order_;
   int64_t next_ = 0;
 };
@@ -108,9 +124,8 @@ class ContextPipeline : public TaskPipeline {
  public:
   // Each split is evaluated on its labelled rows (mode labeled) or by ranking every item for
   // its users (full, uniN, popN; models reading an interaction-side field are refused). Throws
-  // ConfigError for sampled training negatives, ranking metrics under the labeled mode or
-  // unknown numerical_features; DataError when the interactions carry no label (no threshold
-  // and no LABEL_FIELD column).
+  // ConfigError for ranking metrics under the labeled mode or unknown numerical_features;
+  // DataError when the interactions carry no label (no threshold and no LABEL_FIELD column).
   ContextPipeline(const config::Config& config, const data::Dataset& dataset,
                   const data::SplitDataset& split);
 

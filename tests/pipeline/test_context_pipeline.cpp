@@ -336,3 +336,56 @@ TEST_CASE("a context model ranks every item under mode full, as RecBole's predic
     CHECK(msg.find("mode labeled") != std::string::npos);
   }
 }
+
+TEST_CASE("train_neg_sample_args gives a context model RecBole's point-wise sampled batches",
+          "[pipeline][context]") {
+  // 2048 / (1 + 2) = 682 dataset rows a batch, all labelled 1, then two blocks of the same rows
+  // with a negative item (its features gathered, the user's and the row's kept), labelled 0.
+  Loaded l(context_config("FM", "ml-100k", shared_datasets(),
+                          {{"train_neg_sample_args", "{distribution: uniform, sample_num: 2}"}}));
+  recbole::pipeline::ContextPipeline p(l.config, l.dataset, l.split);
+  auto source = p.training_source(recbole::models::InputType::kPointwise, "FM", 0, 1);
+  CHECK(source->batches_per_epoch() == (80000 + 681) / 682);
+  source->start_epoch(3);
+  recbole::data::Batch b;
+  REQUIRE(source->next(b));
+  REQUIRE(b.size() == 3 * 682);
+  CHECK(b.labels.narrow(0, 0, 682).eq(1.0f).all().item<bool>());
+  CHECK(b.labels.narrow(0, 682, 2 * 682).eq(0.0f).all().item<bool>());
+  recbole::data::InteractionMatrix train(l.dataset.n_users(), l.dataset.n_items(),
+                                         l.split.train.users, l.split.train.items);
+  const recbole::data::Table& items = *l.dataset.item_table();
+  int label_zero_rows = 0;
+  for (int64_t k = 0; k < 682; ++k) {
+    const int64_t u = b.users[k].item<int64_t>(), pos = b.items[k].item<int64_t>();
+    CHECK(train.contains(static_cast<int32_t>(u), static_cast<int32_t>(pos)));
+    for (int64_t j = 1; j <= 2; ++j) {
+      const int64_t r = j * 682 + k, neg = b.items[r].item<int64_t>();
+      CHECK(b.users[r].item<int64_t>() == u);
+      CHECK(neg >= 1);
+      CHECK_FALSE(train.contains(static_cast<int32_t>(u), static_cast<int32_t>(neg)));
+      CHECK(b.features.at("release_year")[r].item<int64_t>() ==
+            items.column("release_year").tokens[static_cast<size_t>(neg)]);
+      CHECK(b.features.at("age")[r].item<int64_t>() == b.features.at("age")[k].item<int64_t>());
+    }
+  }
+  // Label-0 rows of the data are positives here, as in RecBole.
+  for (int64_t r : l.split.train.rows) label_zero_rows += p.labels()[static_cast<size_t>(r)] == 0;
+  CHECK(label_zero_rows > 0);
+  int64_t rows = 682;
+  while (source->next(b)) rows += b.size() / 3;
+  CHECK(rows == 80000);
+
+  // The same epoch on two ranks: each gets every other row of a batch with the same negatives.
+  auto rank1 = p.training_source(recbole::models::InputType::kPointwise, "FM", 1, 2);
+  source->start_epoch(3);
+  rank1->start_epoch(3);
+  recbole::data::Batch whole, part;
+  REQUIRE(source->next(whole));
+  REQUIRE(rank1->next(part));
+  REQUIRE(part.size() == 3 * 341);
+  for (int64_t k = 0; k < 341; ++k)
+    for (int64_t j = 0; j <= 2; ++j)
+      CHECK(part.items[j * 341 + k].item<int64_t>() ==
+            whole.items[j * 682 + 2 * k + 1].item<int64_t>());
+}
