@@ -156,18 +156,22 @@ data::Batch ContextRows::batch(const std::vector<int64_t>& rows,
     i[k] = row_items ? (*row_items)[static_cast<size_t>(k)] : items[r];
     l[k] = row_labels ? (*row_labels)[static_cast<size_t>(k)] : labels[r];
   }
-  out.features[uid_field] = out.users;
+  add_user_features(uid_field, user_features, out);
   out.features[iid_field] = out.items;
-  user_features.gather(out.users, out.features);
   item_features.gather(out.items, out.features);
   if (!inter_features.empty()) inter_features.gather(data::id_tensor(rows), out.features);
   return out;
 }
 
+void add_user_features(const std::string& uid_field, const FeatureColumns& user_features,
+                       data::Batch& batch) {
+  batch.features[uid_field] = batch.users;
+  user_features.gather(batch.users, batch.features);
+}
+
 data::Batch ContextRankingSource::batch(const std::vector<int64_t>& rows) const {
   data::Batch out = UserRankingSource::batch(rows);
-  out.features[rows_.uid_field] = out.users;
-  rows_.user_features.gather(out.users, out.features);
+  add_user_features(rows_.uid_field, rows_.user_features, out);
   return out;
 }
 
@@ -267,23 +271,23 @@ ContextPipeline::ContextPipeline(const config::Config& config, const data::Datas
       train_(dataset.n_users(), dataset.n_items(), split.train.users, split.train.items),
       item_count_(static_cast<size_t>(dataset.n_items()), 0) {
   check_context_config(config);
-  const int64_t eval_batch = config.get_int("eval_batch_size");
-  if (ranks_items(config, "valid") || ranks_items(config, "test")) {
+  const bool rank_valid = ranks_items(config, "valid"), rank_test = ranks_items(config, "test");
+  if (rank_valid || rank_test) {
     valid_items_ =
         data::InteractionMatrix(n_users_, n_items_, split.valid.users, split.valid.items);
     test_items_ = data::InteractionMatrix(n_users_, n_items_, split.test.users, split.test.items);
     train_valid_ = data::InteractionMatrix::merge(train_, valid_items_);
   }
+  // A split's ranking source (positives, history mask) or its labelled rows.
+  auto source =
+      [&](bool ranks, const data::InteractionMatrix& positives, const data::InteractionMatrix* mask,
+          const std::vector<int64_t>& rows) -> std::unique_ptr<evaluator::EvaluationSource> {
+    if (ranks) return std::make_unique<ContextRankingSource>(rows_, positives, mask);
+    return std::make_unique<ContextLabeledSource>(rows_, rows, config.get_int("eval_batch_size"));
+  };
   // Validation masks the training items; the test masks train and valid.
-  valid_source_ = ranks_items(config, "valid")
-                      ? std::unique_ptr<evaluator::EvaluationSource>(
-                            std::make_unique<ContextRankingSource>(rows_, valid_items_, &train_))
-                      : std::make_unique<ContextLabeledSource>(rows_, split.valid.rows, eval_batch);
-  test_source_ =
-      ranks_items(config, "test")
-          ? std::unique_ptr<evaluator::EvaluationSource>(
-                std::make_unique<ContextRankingSource>(rows_, test_items_, &train_valid_))
-          : std::make_unique<ContextLabeledSource>(rows_, split.test.rows, eval_batch);
+  valid_source_ = source(rank_valid, valid_items_, &train_, split.valid.rows);
+  test_source_ = source(rank_test, test_items_, &train_valid_, split.test.rows);
   const data::DatasetOptions& opt = dataset.options();
   const data::Table& inter = dataset.inter_table();
   if (!inter.has(opt.label_field) || inter.column(opt.label_field).type != data::FieldType::kFloat)
@@ -363,7 +367,7 @@ ContextPipeline::ContextPipeline(const config::Config& config, const data::Datas
     if (store && spec.is_input()) store->add(spec, c, buckets);
     schema_.fields.push_back(spec);
   }
-  if (ranks_items(config, "valid") || ranks_items(config, "test"))
+  if (rank_valid || rank_test)
     for (const data::FeatureSpec& f : schema_.fields)
       if (f.is_input() && f.side == data::FeatureSide::kInter)
         throw ConfigError(config.source("eval_args") +

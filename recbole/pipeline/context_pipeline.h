@@ -40,6 +40,11 @@ class FeatureColumns {
   std::vector<std::pair<std::string, torch::Tensor>> columns_;
 };
 
+// batch.features gains the user id field (batch.users) and the user-side columns of
+// batch.users.
+void add_user_features(const std::string& uid_field, const FeatureColumns& user_features,
+                       data::Batch& batch);
+
 // What the context sources read (owned by the pipeline, must outlive the sources).
 struct ContextRows {
   const std::vector<int32_t>& users;  // [n_inters] remapped user id of each dataset row

@@ -81,8 +81,7 @@ class ContextServing : public TaskServing {
   // every item's.
   data::Batch user_batch(const std::vector<int64_t>& users) const override {
     data::Batch b = TaskServing::user_batch(users);
-    b.features[schema_.uid_field] = b.users;
-    users_.gather(b.users, b.features);
+    pipeline::add_user_features(schema_.uid_field, users_, b);
     return b;
   }
 
