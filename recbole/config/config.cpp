@@ -360,9 +360,9 @@ class ConfigBuilder {
     put(c.values_, "valid_metric_bigger", {YAML::Node(bigger ? "true" : "false"), kDerived});
   }
 
-  // Value metrics are computed from the (score, label) rows of the labeled mode. RecBole refuses
-  // them with full ranking too; it also computes them from sampled rows (uniN, popN), which
-  // recbole-cpp does not, so that a run never trains and then fails at its first validation.
+  // Value metrics are computed from (score, label) rows: the labelled rows of the labeled mode,
+  // or the positives and sampled negatives of uniN and popN. Full ranking has no such rows
+  // (RecBole refuses the combination too).
   static void check_value_metrics_mode(const Config& c) {
     auto ms = c.values_.find("metrics");
     auto ea = c.values_.find("eval_args");
@@ -375,11 +375,12 @@ class ConfigBuilder {
     const YAML::Node mode = ea->second.value["mode"];
     if (value_metric == nullptr || !mode.IsMap()) return;
     for (const char* phase : {"valid", "test"}) {
-      if (mode[phase] && mode[phase].Scalar() != "labeled")
+      if (mode[phase] && mode[phase].Scalar() == "full")
         throw ConfigError(ms->second.source + ": metrics: " + value_metric->name +
-                          " is a value metric, computed in the labeled evaluation mode only "
-                          "(eval_args mode." +
-                          phase + " is " + mode[phase].Scalar() + "); use mode labeled");
+                          " is a value metric: it needs labelled rows (eval_args mode labeled) "
+                          "or sampled negatives (uniN, popN), not full ranking (eval_args "
+                          "mode." +
+                          phase + " is full)");
     }
   }
 

@@ -177,7 +177,7 @@ std::vector<KeyDecl> make_declarations() {
                  "), or of value metric names (" + join_names(value_metric_names()) + ")")
           .check(check_metrics)
           .help("Metrics to compute (case-insensitive); a single name is a one-element list. "
-                "Value metrics need eval_args mode labeled"),
+                "Value metrics need eval_args mode labeled, uniN or popN (not full)"),
       Key("topk", kIntList, kEval)
           .min(1)
           .check(check_nonempty)

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 
 #include <torch/torch.h>
 
@@ -40,6 +41,10 @@ Evaluator::Evaluator(EvaluatorSettings settings, const DeviceManager& device, Di
   context_.item_train_count = std::move(item_train_count);
   context_.tail_ratio = settings_.tail_ratio;
   rank_stats_ = needs_rank_stats(settings_.metrics);
+  for (const std::string& name : settings_.metrics) {
+    const MetricInfo* row = find_metric(name);
+    value_metrics_ = value_metrics_ || (row != nullptr && !row->is_ranking());
+  }
   // n_items counts the padding id 0. RecBole fails in topk here; the metrics are still defined
   // (every item is ranked), so say it and go on.
   for (int64_t k : settings_.topk)
@@ -87,7 +92,63 @@ struct TopkTable {
   std::vector<int> count;
 };
 
+// The candidates of the sampled modes (uniN, popN): each positive of a row, followed by its N
+// negatives drawn (by the mode's distribution) from the items outside the row's mask and
+// positives. One stream per (seed, phase, row): the same candidates whatever the block, the rank
+// or the metrics (the ranking and the value records of a split draw alike).
+class Candidates {
+ public:
+  Candidates(const RankingSource& source, const config::EvalMode& m,
+             const std::vector<int64_t>& item_train_count, uint64_t seed, Phase phase)
+      : positives_(source.positives()),
+        used_(excluded(source, m)),
+        sampler_(used_, m.distribution(), 1.0, item_train_count),
+        negatives_(m.negatives),
+        seed_(seed * 0x9e3779b97f4a7c15ULL + (phase == Phase::kTest ? 1 : 0)) {}
+
+  // The items no negative of a row may be: its mask and its positives. A row holding every
+  // item leaves nothing to draw; the sampler's own message would speak of training.
+  static data::InteractionMatrix excluded(const RankingSource& source, const config::EvalMode& m) {
+    const data::InteractionMatrix& p = source.positives();
+    data::InteractionMatrix used =
+        source.mask() ? data::InteractionMatrix::merge(*source.mask(), p) : p;
+    for (int32_t q = 0; q < used.n_users(); ++q)
+      if (used.row_size(q) >= used.n_items() - 1)
+        throw DataError("eval_args mode " +
+                        std::string(m.kind == config::EvalMode::Kind::kPopularity ? "pop" : "uni") +
+                        std::to_string(m.negatives) + ": user (query row) " + std::to_string(q) +
+                        " holds every item in its history and this split, so no negative can be "
+                        "sampled for it; filter such users (user_inter_num_interval) or evaluate "
+                        "with mode full");
+    return used;
+  }
+
+  // visit(item, positive) for row q's candidates in draw order; a negative may repeat.
+  template <typename Visit>
+  void visit(int32_t q, Visit&& visit) const {
+    data::Rng rng(seed_ + static_cast<uint64_t>(q) * 2);
+    for (const int32_t* it = positives_.row_begin(q); it != positives_.row_end(q); ++it) {
+      visit(*it, true);
+      for (int64_t j = 0; j < negatives_; ++j) visit(sampler_.sample(q, rng), false);
+    }
+  }
+
+ private:
+  const data::InteractionMatrix& positives_;
+  data::InteractionMatrix used_;
+  data::NegativeSampler sampler_;
+  int64_t negatives_;
+  uint64_t seed_;
+};
+
 }  // namespace
+
+std::vector<int32_t> Evaluator::rows_of_this_rank(const RankingSource& source) const {
+  std::vector<int32_t> rows;
+  for (int32_t q : source.rows())
+    if (static_cast<int>(q % dist_.world_size()) == dist_.rank()) rows.push_back(q);
+  return rows;
+}
 
 void Evaluator::collect_scores_cpu(models::Model& model, const RankingSource& source,
                                    const std::vector<int32_t>& rows, int64_t kk,
@@ -223,9 +284,7 @@ RankingRecords Evaluator::collect(models::Model& model, const RankingSource& sou
   model.eval();
   const int64_t k = *std::max_element(settings_.topk.begin(), settings_.topk.end());
   const int64_t kk = std::min<int64_t>(k, n_items_);
-  std::vector<int32_t> rows;
-  for (int32_t q : source.rows())
-    if (static_cast<int>(q % dist_.world_size()) == dist_.rank()) rows.push_back(q);
+  const std::vector<int32_t> rows = rows_of_this_rank(source);
 
   RankingRecords rec;
   rec.max_k = static_cast<int>(k);
@@ -247,16 +306,11 @@ void Evaluator::collect_on_device(models::Model& model, const RankingSource& sou
                                   Phase phase, int64_t kk, RankingRecords& rec) const {
   const data::InteractionMatrix& positives = source.positives();
   const int64_t k = rec.max_k;
-  // Sampled modes: a candidate list per row (its positives and N negatives per positive, drawn
-  // from items outside its mask and positives); every other item is masked like history.
-  std::unique_ptr<data::InteractionMatrix> used;
-  std::unique_ptr<data::NegativeSampler> sampler;
-  if (m.sampled()) {
-    used = std::make_unique<data::InteractionMatrix>(
-        source.mask() ? data::InteractionMatrix::merge(*source.mask(), positives) : positives);
-    sampler = std::make_unique<data::NegativeSampler>(*used, m.distribution(), 1.0,
-                                                      context_.item_train_count);
-  }
+  // Sampled modes: every item outside a row's candidates is masked like history.
+  std::unique_ptr<Candidates> candidates;
+  if (m.sampled())
+    candidates =
+        std::make_unique<Candidates>(source, m, context_.item_train_count, settings_.seed, phase);
   const int64_t block = rows_per_block();
   const float neg_inf = -std::numeric_limits<float>::infinity();
 
@@ -279,28 +333,20 @@ void Evaluator::collect_on_device(models::Model& model, const RankingSource& sou
       torch::Tensor ci = device_.place(torch::tensor(ci_list, torch::kInt64));
       scores.index_put_({ri, ci}, neg_inf);
     }
-    if (sampler) {
-      // Keep only the candidates: positives and the sampled negatives. A candidate drawn twice
-      // counts once, so each is listed once: the lists stay within b × n_items entries however
-      // large N is (uni100000 on 1.7k items drew 10⁹ entries, 15 GB, on ml-100k).
+    if (candidates) {
+      // Keep only the candidates. A candidate drawn twice counts once, so each is listed once:
+      // the lists stay within b × n_items entries however large N is (uni100000 on 1.7k items
+      // drew 10⁹ entries, 15 GB, on ml-100k).
       ri_list.clear();
       ci_list.clear();
       std::vector<uint8_t> listed(static_cast<size_t>(n_items_), 0);
-      auto add = [&](int64_t r, int32_t item) {
-        if (listed[static_cast<size_t>(item)]) return;
-        listed[static_cast<size_t>(item)] = 1;
-        ri_list.push_back(r), ci_list.push_back(item);
-      };
       for (int64_t r = 0; r < b; ++r) {
-        const int32_t q = static_cast<int32_t>(block_rows[r]);
         const size_t first = ci_list.size();
-        // One stream per (seed, phase, row): the same candidates whatever the block or rank.
-        data::Rng rng(settings_.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(q) * 2 +
-                      (phase == Phase::kTest ? 1 : 0));
-        for (const int32_t* it = positives.row_begin(q); it != positives.row_end(q); ++it) {
-          add(r, *it);
-          for (int64_t j = 0; j < m.negatives; ++j) add(r, sampler->sample(q, rng));
-        }
+        candidates->visit(static_cast<int32_t>(block_rows[r]), [&](int32_t item, bool) {
+          if (listed[static_cast<size_t>(item)]) return;
+          listed[static_cast<size_t>(item)] = 1;
+          ri_list.push_back(r), ci_list.push_back(item);
+        });
         for (size_t i = first; i < ci_list.size(); ++i) listed[static_cast<size_t>(ci_list[i])] = 0;
       }
       torch::Tensor ri = device_.place(torch::tensor(ri_list, torch::kInt64));
@@ -333,6 +379,38 @@ void Evaluator::collect_on_device(models::Model& model, const RankingSource& sou
       }
     }
   }
+}
+
+ValueRecords Evaluator::collect_sampled_values(models::Model& model, const RankingSource& source,
+                                               Phase phase) const {
+  torch::NoGradGuard no_grad;
+  const config::EvalMode& m = mode(phase);
+  if (!m.sampled())
+    throw ConfigError("metrics: value metrics (" + join_names(value_metric_names()) +
+                      ") rank no list: they need eval_args mode labeled, or the sampled "
+                      "candidates of uniN or popN; this split is evaluated with mode " +
+                      (m.ranking() ? "full" : "labeled"));
+  model.eval();
+  const Candidates candidates(source, m, context_.item_train_count, settings_.seed, phase);
+  const std::vector<int32_t> rows = rows_of_this_rank(source);
+  ValueRecords rec;
+  const int64_t block = rows_per_block();
+  for (size_t start = 0; start < rows.size(); start += block) {
+    const int64_t b = std::min<int64_t>(block, static_cast<int64_t>(rows.size() - start));
+    std::vector<int64_t> block_rows(rows.begin() + start, rows.begin() + start + b);
+    const torch::Tensor scores =
+        DeviceManager::to_host(scores_for(model, source, block_rows)).contiguous();
+    const float* S = scores.data_ptr<float>();
+    for (int64_t r = 0; r < b; ++r) {
+      const int32_t q = static_cast<int32_t>(block_rows[r]);
+      candidates.visit(q, [&](int32_t item, bool positive) {
+        rec.scores.push_back(S[r * n_items_ + item]);
+        rec.labels.push_back(positive ? 1.0f : 0.0f);
+        rec.users.push_back(q);
+      });
+    }
+  }
+  return rec;
 }
 
 ValueRecords Evaluator::collect_values(models::Model& model, const LabeledSource& source) const {
@@ -403,8 +481,14 @@ ValueRecords gather(Dist& dist, const ValueRecords& local) {
 MetricValues Evaluator::evaluate(models::Model& model, const EvaluationSource& source,
                                  Phase phase) const {
   if (source.kind() == EvaluationSource::Kind::kRanking) {
-    RankingRecords rec =
-        gather(dist_, collect(model, static_cast<const RankingSource&>(source), phase));
+    const auto& queries = static_cast<const RankingSource&>(source);
+    if (value_metrics_) {
+      // As RecBole: each positive is a row labelled 1 and each sampled negative a row labelled
+      // 0, scored by the model; the value metrics measure the one against the other.
+      ValueRecords rec = gather(dist_, collect_sampled_values(model, queries, phase));
+      return compute_value_metrics(settings_.metrics, rec, settings_.decimal_place);
+    }
+    RankingRecords rec = gather(dist_, collect(model, queries, phase));
     return compute_metrics(settings_.metrics, settings_.topk, rec, context_,
                            settings_.decimal_place);
   }

@@ -13,6 +13,10 @@
 //   cache-sized tiles of users × items with a GEMM and merges them into running top-K lists.
 // Labelled (mode labeled; LabeledSource): the model scores each (query, item) row with
 //   predict(); the (score, label) records give the value metrics (AUC, LogLoss, MAE, RMSE).
+// Value metrics of a ranking source (modes uniN, popN, as RecBole): each positive of a row is a
+//   record labelled 1 and each of its N sampled negatives (the candidates the sampled ranking
+//   draws, a repeated draw counted again) a record labelled 0, scored from the row's score
+//   block. Under full ranking they are a ConfigError (RecBole refuses them at configuration).
 //
 // Distributed: ranking rows and labelled batches are dealt round-robin over ranks; every rank
 // gathers every rank's records, so each row counts exactly once and every rank computes the
@@ -65,6 +69,10 @@ class Evaluator {
   RankingRecords collect(models::Model& model, const RankingSource& source,
                          Phase phase = Phase::kValid) const;
   ValueRecords collect_values(models::Model& model, const LabeledSource& source) const;
+  // Records of a sampled mode (uniN, popN) for value metrics; users holds the row ids. Another
+  // mode for `phase` is a ConfigError.
+  ValueRecords collect_sampled_values(models::Model& model, const RankingSource& source,
+                                      Phase phase = Phase::kValid) const;
 
  private:
   // CPU, full ranking: the model's score blocks, masked and ranked row by row on the pool.
@@ -79,6 +87,8 @@ class Evaluator {
   void collect_on_device(models::Model& model, const RankingSource& source,
                          const std::vector<int32_t>& rows, const config::EvalMode& mode,
                          Phase phase, int64_t kk, RankingRecords& rec) const;
+  // The rows of `source` this rank evaluates (round-robin over ranks).
+  std::vector<int32_t> rows_of_this_rank(const RankingSource& source) const;
   // Rows per score block: [B, n_items] float32 within eval_memory_budget_mb (at least 1).
   int64_t rows_per_block() const;
   // [B, n_items] float32 scores on the device for a block of rows, checked and writable.
@@ -94,6 +104,7 @@ class Evaluator {
   int64_t n_items_;
   MetricContext context_;
   bool rank_stats_;
+  bool value_metrics_ = false;  // settings_.metrics holds a value metric (AUC, LogLoss, ...)
 };
 
 // "recall@10 : 0.2466    mrr@10 : 0.4895 ..." with `decimal_place` decimals.

@@ -401,8 +401,8 @@ std::vector<std::pair<std::string, double>> compute_metrics(const std::vector<st
       const MetricInfo* row = find_metric(name);
       if (row != nullptr) {  // a value metric
         throw ConfigError("metrics: " + std::string(row->name) +
-                          " is a value metric, computed in the labeled evaluation mode only; "
-                          "ranking metrics: " +
+                          " is a value metric, computed from labelled or sampled rows, not from "
+                          "ranked lists; ranking metrics: " +
                           known_list());
       }
       throw ConfigError("metrics: unknown metric \"" + name + "\"; known metrics: " + known_list());

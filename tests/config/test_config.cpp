@@ -615,20 +615,25 @@ TEST_CASE("metric names come from the evaluator's registry", "[config][metrics]"
             {}, {{"metrics", smaller}, {"valid_metric", smaller}, {"eval_args", "{mode: labeled}"}})
             .get_bool("valid_metric_bigger"));
   }
-  // Not with full ranking (the default mode) or sampled ranking, in either phase.
+  // Not with full ranking (the default mode), in either phase; with sampled candidates (uniN,
+  // popN) they measure the positives against the sampled negatives, as RecBole.
   CHECK(err({{"metrics", "[AUC]"}, {"valid_metric", "AUC"}}) ==
-        "API override: metrics: AUC is a value metric, computed in the labeled evaluation mode "
-        "only (eval_args mode.valid is full); use mode labeled");
-  CHECK_THAT(err({{"metrics", "[RMSE]"}, {"eval_args", "{mode: {valid: labeled, test: pop10}}"}}),
-             Catch::Contains("mode.test is pop10"));
-  CHECK_THAT(err({{"metrics", "[MAE]"}, {"eval_args", "{mode: uni100}"}}),
-             Catch::Contains("mode.valid is uni100"));
+        "API override: metrics: AUC is a value metric: it needs labelled rows (eval_args mode "
+        "labeled) or sampled negatives (uniN, popN), not full ranking (eval_args mode.valid is "
+        "full)");
+  CHECK_THAT(err({{"metrics", "[RMSE]"}, {"eval_args", "{mode: {valid: pop10, test: full}}"}}),
+             Catch::Contains("mode.test is full"));
+  CHECK(err({{"metrics", "[MAE]"}, {"valid_metric", "MAE"}, {"eval_args", "{mode: uni100}"}}) ==
+        "");
+  CHECK(err({{"metrics", "[RMSE]"},
+             {"valid_metric", "RMSE"},
+             {"eval_args", "{mode: {valid: labeled, test: pop10}}"}}) == "");
   // Not mixed with ranking metrics; no @k.
   CHECK(err({{"metrics", "[Recall, AUC]"}, {"eval_args", "{mode: labeled}"}}) ==
         "API override: metrics: expected ranking metrics or value metrics (AUC, LogLoss, MAE, "
         "RMSE, with GAUC beside either), not both, got \"AUC\"");
   // GAUC goes with either kind: per user from the labelled rows in the labeled mode.
-  CHECK_THAT(err({{"metrics", "[GAUC, LogLoss]"}}), Catch::Contains("labeled evaluation mode"));
+  CHECK_THAT(err({{"metrics", "[GAUC, LogLoss]"}}), Catch::Contains("not full ranking"));
   CHECK(err({{"metrics", "[GAUC, LogLoss]"},
              {"valid_metric", "GAUC"},
              {"eval_args", "{mode: labeled}"}}) == "");

@@ -100,27 +100,42 @@ TEST_CASE("recbole_run --nproc=2 trains with identical parameters on both ranks"
 }
 
 TEST_CASE("the same weights evaluate to identical metrics with 1 and 2 processes", "[dist]") {
-  // epochs=0: no training, so both runs evaluate the same seeded initial weights; the metrics
-  // include GAUC and the item-level ones so every record field crosses the gather.
-  const std::vector<std::string> extra = {
-      "--epochs=0", "--metrics=[Recall,MRR,NDCG,Hit,Precision,MAP,GAUC,ItemCoverage,GiniIndex]",
-      "--topk=[5,10]", "--eval_memory_budget_mb=1"};
-  const std::string w = workdir("evalsame");
-  auto one = base_args(w, "one.json");
-  one.insert(one.end(), extra.begin(), extra.end());
-  Proc p1 = start(one, {}, w + "/one.log");
-  REQUIRE(wait_for(p1, 120) == 0);
-  auto two = base_args(w, "two.json");
-  two.insert(two.end(), extra.begin(), extra.end());
-  two.push_back("--nproc=2");
-  Proc p2 = start(two, {}, w + "/two.log");
-  const int rc = wait_for(p2, 120);
-  INFO(slurp(w + "/two.log"));
-  REQUIRE(rc == 0);
-  auto a = result(w + "/one.json"), b = result(w + "/two.json");
-  REQUIRE(a["test_result"].size() == 17);  // 8 metrics x 2 cutoffs + GAUC
-  REQUIRE(a["test_result"] == b["test_result"]);
-  fs::remove_all(w);
+  // epochs=0: no training, so both runs evaluate the same seeded initial weights. Full ranking
+  // with GAUC and the item-level metrics, so that every ranking record field crosses the
+  // gather; then the value metrics of uni100, whose records are the sampled candidates.
+  auto same = [](const std::string& name, std::vector<std::string> extra, size_t n_metrics) {
+    extra.insert(extra.begin(), "--epochs=0");
+    extra.push_back("--eval_memory_budget_mb=1");
+    const std::string w = workdir(name);
+    auto one = base_args(w, "one.json");
+    one.insert(one.end(), extra.begin(), extra.end());
+    Proc p1 = start(one, {}, w + "/one.log");
+    REQUIRE(wait_for(p1, 120) == 0);
+    auto two = base_args(w, "two.json");
+    two.insert(two.end(), extra.begin(), extra.end());
+    two.push_back("--nproc=2");
+    Proc p2 = start(two, {}, w + "/two.log");
+    const int rc = wait_for(p2, 120);
+    INFO(slurp(w + "/two.log"));
+    REQUIRE(rc == 0);
+    auto a = result(w + "/one.json"), b = result(w + "/two.json");
+    REQUIRE(a["test_result"].size() == n_metrics);
+    REQUIRE(a["test_result"] == b["test_result"]);
+    fs::remove_all(w);
+  };
+  SECTION("ranking") {
+    same("evalsame",
+         {"--metrics=[Recall,MRR,NDCG,Hit,Precision,MAP,GAUC,ItemCoverage,GiniIndex]",
+          "--topk=[5,10]"},
+         17);  // 8 metrics x 2 cutoffs + GAUC
+  }
+  SECTION("value metrics of sampled candidates") {
+    same("evalsame_uni",
+         {"--eval_args={mode: uni100}", "--metrics=[AUC,LogLoss,GAUC]", "--valid_metric=AUC",
+          // users holding every item have no negative to sample
+          "--user_inter_num_interval=\"[0,150]\""},
+         3);
+  }
 }
 
 TEST_CASE("torchrun-style variables: two ranks train", "[dist]") {

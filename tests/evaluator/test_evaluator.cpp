@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <map>
+#include <set>
 
 #include <torch/torch.h>
 
@@ -129,6 +131,66 @@ TEST_CASE("sampled evaluation ranks positives among N negatives per positive", "
   // Same seed, same candidates.
   auto again = ev.collect(m, f.test_queries, Phase::kTest);
   REQUIRE(again.topk_items == rec.topk_items);
+}
+
+TEST_CASE("value metrics under uniN measure each positive against its sampled negatives",
+          "[eval][labeled]") {
+  Fixture f;
+  TableModel m(f.ctx, f.table, torch::kCPU);
+  EvaluatorSettings s;
+  s.metrics = {"AUC", "LogLoss"};
+  s.topk = {10};
+  s.test_mode = *recbole::config::EvalMode::parse("uni2");
+  Evaluator ev(s, f.dm, f.dist, 7, {0, 1, 1, 1, 1, 0, 0});
+  const recbole::evaluator::ValueRecords rec =
+      ev.collect_sampled_values(m, f.test_queries, Phase::kTest);
+  // 4 test positives, each a record labelled 1 followed by its 2 negatives labelled 0.
+  REQUIRE(rec.size() == 4 * 3);
+  std::map<int64_t, std::set<int64_t>> candidates;
+  for (int64_t i = 0; i < rec.size(); ++i) {
+    const int32_t u = static_cast<int32_t>(rec.users[i]);
+    CHECK(rec.labels[i] == (i % 3 == 0 ? 1.0f : 0.0f));
+    // Each user's table row holds distinct scores: the score names the item it scored.
+    const torch::Tensor at = (f.table[u] == rec.scores[i]).nonzero();
+    REQUIRE(at.size(0) == 1);
+    const int32_t item = static_cast<int32_t>(at.item<int64_t>());
+    candidates[u].insert(item);
+    if (rec.labels[i] == 1.0f) {
+      CHECK(f.test.contains(u, item));
+    } else {
+      CHECK(item != 0);
+      CHECK_FALSE(f.test.contains(u, item));
+      CHECK_FALSE(f.train.contains(u, item));
+    }
+  }
+  // The sampled ranking draws the same candidates: its per-user candidate counts (GAUC's
+  // statistics) are the distinct items of the value records.
+  EvaluatorSettings ranking = f.settings({3});
+  ranking.test_mode = s.test_mode;
+  const auto ranked = Evaluator(ranking, f.dm, f.dist, 7, {0, 1, 1, 1, 1, 0, 0})
+                          .collect(m, f.test_queries, Phase::kTest);
+  REQUIRE(ranked.n_users() == 3);
+  for (int64_t r = 0; r < ranked.n_users(); ++r)
+    CHECK(ranked.user_len[r] == static_cast<int32_t>(candidates[f.test_queries.rows()[r]].size()));
+
+  // evaluate() computes the value metrics from these records (the formulas of value_metrics.h
+  // are tested on their own).
+  const auto values = ev.evaluate(m, f.test_queries, Phase::kTest);
+  REQUIRE(values.size() == 2);
+  CHECK(values[0].first == "auc");
+  CHECK(values[0].second == Approx(recbole::evaluator::auc(rec)).margin(1e-4));
+  CHECK(values[1].first == "logloss");
+  CHECK(values[1].second == Approx(recbole::evaluator::log_loss(rec)).margin(1e-4));
+  // Full ranking has no sampled rows: an error, not metrics over an empty set.
+  REQUIRE_THROWS_AS(ev.evaluate(m, f.test_queries, Phase::kValid), recbole::ConfigError);
+
+  // A user whose history and split hold every item leaves nothing to sample: an error that
+  // names the mode and the user, not a hang (RecBole redraws forever) or a training message.
+  const InteractionMatrix full_train{4, 7, {1, 1, 1, 1, 2}, {1, 3, 4, 6, 3}};
+  const UserRankingSource all_items{f.test, &full_train};
+  CHECK_THROWS_WITH(ev.evaluate(m, all_items, Phase::kTest),
+                    Catch::Contains("eval_args mode uni2: user (query row) 1 holds every item") &&
+                        Catch::Contains("evaluate with mode full"));
 }
 
 TEST_CASE("a query source without a mask ranks the history too", "[eval]") {

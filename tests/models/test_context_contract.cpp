@@ -540,3 +540,32 @@ TEST_CASE("the evaluator ranks a context model's items under modes full and uni1
     }
   }
 }
+
+TEST_CASE("a context model's AUC and LogLoss under uni100 score positives against sampled items",
+          "[models][context][eval]") {
+  // RecBole's preset metrics with a sampled mode: every positive of the split (any label) is a
+  // row labelled 1 and each of its 100 sampled items a row labelled 0.
+  ContextRun run("FM", {{"eval_args", "{mode: uni100}"}});
+  REQUIRE(run.config.get_string_list("metrics") == std::vector<std::string>{"AUC", "LogLoss"});
+  std::shared_ptr<Model> m = run.trained();
+  recbole::Dist dist;
+  recbole::evaluator::Evaluator ev(recbole::evaluator::evaluator_settings_from_config(run.config),
+                                   run.device, dist, run.pipeline.n_items(),
+                                   run.pipeline.item_train_count());
+  const auto& test = static_cast<const recbole::evaluator::RankingSource&>(run.pipeline.test());
+  const recbole::evaluator::ValueRecords rec =
+      ev.collect_sampled_values(*m, test, recbole::evaluator::Phase::kTest);
+  REQUIRE(rec.size() == static_cast<int64_t>(test.positives().nnz()) * 101);
+  int64_t ones = 0;
+  for (float l : rec.labels) ones += l == 1.0f;
+  CHECK(ones == static_cast<int64_t>(test.positives().nnz()));
+  // Probabilities from the sigmoid; LogLoss stays finite.
+  for (float p : rec.scores) REQUIRE((p >= 0.0f && p <= 1.0f));
+  const recbole::evaluator::MetricValues values =
+      ev.evaluate(*m, run.pipeline.test(), recbole::evaluator::Phase::kTest);
+  REQUIRE(values.size() == 2);
+  CHECK(values[0].first == "auc");
+  CHECK(values[0].second == Approx(recbole::evaluator::auc(rec)).margin(1e-4));
+  CHECK(values[1].first == "logloss");
+  CHECK(std::isfinite(values[1].second));
+}
