@@ -155,6 +155,7 @@ Trainer::Trainer(const config::Config& config, models::Model& model, const Devic
       writer_(std::make_unique<CheckpointWriter>()) {
   if (model_.fitted_once()) return;
   if (!source_) throw Error(model_.name() + ": a trained model needs a training source");
+  use_dynamic_negatives();
   fast_ = model_.fast_epoch(models::TrainingEnv{config_, device_, dist_.world_size(), *source_});
   if (fast_)
     log::info("training path: " + fast_->describe());
@@ -166,6 +167,29 @@ Trainer::Trainer(const config::Config& config, models::Model& model, const Devic
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::use_dynamic_negatives() {
+  if (!pipeline::negative_sampling_from_config(config_).dynamic()) return;
+  // RecBole's loader scores the candidates with predict after model.eval() and goes back to
+  // model.train(): dropout off while scoring, no gradient; a cached model recomputes, since
+  // the last step dropped its cache.
+  const bool taken = source_->set_candidate_scorer([this](const data::Batch& candidates) {
+    torch::NoGradGuard no_grad;
+    model_.eval();
+    torch::Tensor scores = model_.predict(device_.place(candidates));
+    model_.train();
+    device_.check(scores, model_.name(), "dynamic negative sampling scores");
+    return DeviceManager::to_host(scores);
+  });
+  if (!taken)
+    throw ConfigError(config_.source("train_neg_sample_args") +
+                      ": train_neg_sample_args.dynamic: true (each negative the best-scored of "
+                      "candidate_num candidates) is supported for pairwise models of the general "
+                      "task (BPR, LightGCN, ...); " +
+                      model_.name() +
+                      "'s training source does not draw that way yet (a RecBole option not "
+                      "supported yet for it); expected false");
+}
 
 void Trainer::sync_initial_parameters() {
   if (!dist_.active()) return;

@@ -110,6 +110,9 @@ class Trainer {
  private:
   class Step;
   FitResult fit_once();
+  // With train_neg_sample_args.dynamic, gives the source the model's candidate scorer; a
+  // ConfigError naming the model when its source cannot draw that way.
+  void use_dynamic_negatives();
   // Trains the rest of epoch point_.epoch; the agreed stop signal when a stop request ended it
   // part-way, else 0.
   int train_epoch(int64_t epoch);

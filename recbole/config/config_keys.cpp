@@ -136,7 +136,8 @@ std::vector<KeyDecl> make_declarations() {
                  "dynamic: bool, candidate_num: int >= 0}")
           .check(check_train_neg_sample_args)
           .help("Negative sampling for training; keys left out take their default; null = no "
-                "sampling; dynamic: true is refused when training starts (not supported yet)"),
+                "sampling; dynamic: true makes each negative the best-scored (by the model being "
+                "trained) of candidate_num drawn candidates, for pairwise general models"),
       Key("eval_step", kInt, kTrain).help("Epochs between two validations; <= 0 = never validate"),
       Key("stopping_step", kInt, kTrain)
           .min(0)

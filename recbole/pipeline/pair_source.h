@@ -2,7 +2,8 @@
 // PairSource: RecBole's training loader for pairwise models — the epoch's shuffled training
 // interactions in batches, each positive with sample_num sampled negatives (rows repeated as a
 // block, one negative per row). Owns the NegativeSampler and the TrainBatcher; BPR's fused
-// epoch drives the batcher directly (sampled_pair_batcher()).
+// epoch drives the batcher directly (sampled_pair_batcher()). With dynamic sampling each
+// negative is the one the model scores highest among candidate_num drawn candidates.
 #include <memory>
 
 #include "recbole/data/negative_sampler.h"
@@ -15,20 +16,30 @@ class PairSource : public TrainingSource {
  public:
   PairSource(const InteractionData& data, const SourceSettings& settings);
 
-  void start_epoch(int64_t epoch) override { batcher_->start_epoch(epoch); }
+  void start_epoch(int64_t epoch) override;
   // users, items (positives), neg_items (when sampling).
   bool next(data::Batch& batch) override;
   int64_t batches_per_epoch() const override { return batcher_->batches_per_epoch(); }
-  void skip_batches(int64_t n) override { batcher_->skip(n); }
+  void skip_batches(int64_t n) override;
 
+  // Dynamic sampling scores candidates with the model, which BPR's fused epoch cannot do.
   data::TrainBatcher* sampled_pair_batcher() override {
-    return sampler_ ? batcher_.get() : nullptr;
+    return sampler_ && !settings_.negatives.dynamic() ? batcher_.get() : nullptr;
   }
+  bool set_candidate_scorer(CandidateScorer scorer) override;
 
  private:
+  // RecBole's dynamic sampling: each negative slot of the batch gets candidate_num candidates
+  // (the batcher's draw and candidate_num - 1 more from the batch's own stream), scored by the
+  // model; the slot keeps its best-scored one (the first drawn on ties).
+  void pick_dynamic_negatives();
+
+  SourceSettings settings_;
   std::unique_ptr<data::NegativeSampler> sampler_;
   std::unique_ptr<data::TrainBatcher> batcher_;
   data::PairBatch pairs_;
+  CandidateScorer scorer_;
+  int64_t epoch_ = 0, batch_ = 0;  // the position of the next batch (the candidates' stream)
 };
 
 }  // namespace recbole::pipeline

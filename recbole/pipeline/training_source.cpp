@@ -26,13 +26,9 @@ NegativeSampling negative_sampling_from_config(const config::Config& config) {
   const YAML::Node neg = config.node("train_neg_sample_args");
   n.distribution = neg["distribution"] ? neg["distribution"].as<std::string>() : "none";
   if (!n.enabled()) return n;
-  // Accepted by the config with RecBole's grammar, but no source draws that way yet: refused
-  // rather than silently sampling uniformly.
+  // The config check has made candidate_num an int >= 1 when dynamic is true.
   if (neg["dynamic"] && neg["dynamic"].as<std::string>() == "true")
-    throw ConfigError(config.source("train_neg_sample_args") +
-                      ": train_neg_sample_args.dynamic: true (dynamic negative sampling: each "
-                      "negative the best-scored of candidate_num candidates) is a RecBole option "
-                      "not supported yet; expected false");
+    n.candidate_num = neg["candidate_num"].as<int64_t>();
   // A batch holds train_batch_size // sample_num positives, each with sample_num negatives
   // (RecBole's rule). With sample_num above the batch size that would be one positive and
   // sample_num rows per batch: an allocation the user did not mean (24 GB at 10⁹).

@@ -6,6 +6,7 @@
 // Every source is deterministic given (seed, epoch) and splits each batch over ranks by
 // position (row p goes to rank p % world_size), without asking a process group.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,11 @@ class TrainBatcher;
 }
 
 namespace recbole::pipeline {
+
+// Scores a batch of (users, items) pairs with the model being trained, as predict does in eval
+// mode without gradient: [B] float32 on the CPU. Dynamic negative sampling ranks its
+// candidates with it.
+using CandidateScorer = std::function<torch::Tensor(const data::Batch&)>;
 
 class TrainingSource {
  public:
@@ -43,6 +49,10 @@ class TrainingSource {
   // What the passes that follow walk (set before start_epoch): the source's own batches, or the
   // KG's triples alone, which only the knowledge task's source has (ConfigError otherwise).
   virtual void use_batches(models::PassBatches batches);
+  // Gives a source that draws dynamic negatives (train_neg_sample_args.dynamic) the scorer of
+  // its candidates, before the first epoch; false from a source that does not draw them (the
+  // trainer then refuses the option). A source that wraps another forwards it.
+  virtual bool set_candidate_scorer(CandidateScorer /*scorer*/) { return false; }
 };
 
 // train_neg_sample_args, read once: RecBole's {distribution, sample_num, alpha, dynamic,
@@ -51,7 +61,11 @@ struct NegativeSampling {
   std::string distribution = "none";  // none | uniform | popularity
   int sample_num = 1;
   double alpha = 1.0;
+  // Dynamic sampling (RecBole's dynamic: true): each negative is the best-scored of this many
+  // drawn candidates; 0 when static.
+  int64_t candidate_num = 0;
   bool enabled() const { return distribution != "none"; }
+  bool dynamic() const { return enabled() && candidate_num > 0; }
 };
 // Throws ConfigError when sample_num exceeds train_batch_size (a batch holds
 // train_batch_size // sample_num positives).

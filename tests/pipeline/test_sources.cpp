@@ -14,6 +14,7 @@
 
 #include "models/general/fitted_support.h"
 #include "recbole/data/dense_rows.h"
+#include "recbole/pipeline/pair_source.h"
 #include "recbole/pipeline/pointwise_source.h"
 #include "recbole/pipeline/user_rows_source.h"
 #include "recbole/utils/error.h"
@@ -45,6 +46,13 @@ struct Windows {
       }
     }
   }
+};
+
+// Windows as a source reads them: the training matrix and unit item counts beside the pairs.
+struct WindowsData : Windows {
+  InteractionMatrix matrix{30, 25, train.first, train.second};
+  std::vector<int64_t> counts = std::vector<int64_t>(25, 1);
+  InteractionData data() const { return {train.first, train.second, matrix, counts}; }
 };
 
 // What the hooks saw.
@@ -156,10 +164,9 @@ double mean(const std::vector<double>& v, size_t from, size_t to) {
 
 TEST_CASE("the pointwise source labels each positive 1 and its sample_num negatives 0",
           "[pipeline][sources]") {
-  Windows w;
-  InteractionMatrix train(30, 25, w.train.first, w.train.second);
-  std::vector<int64_t> counts(25, 1);
-  const InteractionData data{w.train.first, w.train.second, train, counts};
+  WindowsData w;
+  const InteractionMatrix& train = w.matrix;
+  const InteractionData data = w.data();
   for (int sample_num : {1, 3}) {
     SourceSettings s;
     s.batch_size = 16;
@@ -199,6 +206,66 @@ TEST_CASE("the pointwise source labels each positive 1 and its sample_num negati
       expected.insert({w.train.first[k], w.train.second[k]});
     REQUIRE(seen == expected);
   }
+}
+
+TEST_CASE("dynamic sampling keeps the best-scored of candidate_num candidates per negative",
+          "[pipeline][sources]") {
+  WindowsData w;
+  const InteractionMatrix& train = w.matrix;
+  const InteractionData data = w.data();
+  // A scorer that prefers high item ids and records what it was asked.
+  std::vector<std::vector<int64_t>> asked, users;
+  auto scorer = [&](const Batch& b) {
+    asked.emplace_back(b.items.data_ptr<int64_t>(), b.items.data_ptr<int64_t>() + b.size());
+    return b.items.to(torch::kFloat32);
+  };
+  auto walk = [&](int64_t candidates, int64_t skip = 0) {
+    SourceSettings s;
+    s.batch_size = 16;
+    s.negatives.distribution = "uniform";
+    s.negatives.candidate_num = candidates;
+    recbole::pipeline::PairSource source(data, s);
+    REQUIRE(source.set_candidate_scorer(scorer) == (candidates > 0));
+    REQUIRE((source.sampled_pair_batcher() == nullptr) == (candidates > 0));
+    source.start_epoch(2);
+    source.skip_batches(skip);
+    std::vector<std::vector<int64_t>> negatives;
+    Batch b;
+    users.clear();
+    while (source.next(b)) {
+      negatives.emplace_back(b.neg_items.data_ptr<int64_t>(),
+                             b.neg_items.data_ptr<int64_t>() + b.size());
+      users.emplace_back(b.users.data_ptr<int64_t>(), b.users.data_ptr<int64_t>() + b.size());
+    }
+    return negatives;
+  };
+  const auto fixed = walk(0);
+  REQUIRE(asked.empty());
+  REQUIRE(walk(1) == fixed);  // one candidate: the static draw, scored and kept
+  asked.clear();
+  const auto dynamic = walk(4);
+  REQUIRE(dynamic.size() == fixed.size());
+  REQUIRE(asked.size() == fixed.size());
+  int64_t better = 0;
+  for (size_t b = 0; b < dynamic.size(); ++b) {
+    const auto n = static_cast<int64_t>(dynamic[b].size());
+    REQUIRE(static_cast<int64_t>(asked[b].size()) == 4 * n);
+    for (int64_t j = 0; j < n; ++j) {
+      // Candidate k of slot j at k·n + j; candidate 0 is the static draw.
+      REQUIRE(asked[b][static_cast<size_t>(j)] == fixed[b][static_cast<size_t>(j)]);
+      int64_t best = 0;
+      for (int64_t k = 0; k < 4; ++k)
+        best = std::max(best, asked[b][static_cast<size_t>(k * n + j)]);
+      REQUIRE(dynamic[b][static_cast<size_t>(j)] == best);
+      REQUIRE_FALSE(train.contains(static_cast<int32_t>(users[b][static_cast<size_t>(j)]),
+                                   static_cast<int32_t>(best)));
+      better += best > fixed[b][static_cast<size_t>(j)];
+    }
+  }
+  REQUIRE(better > 0);
+  // A resumed epoch draws what the whole walk drew from the skipped batch on.
+  const auto resumed = walk(4, 2);
+  REQUIRE(resumed == std::vector<std::vector<int64_t>>(dynamic.begin() + 2, dynamic.end()));
 }
 
 TEST_CASE("the user-rows source walks every user id once per epoch with its training row",

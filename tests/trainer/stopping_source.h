@@ -26,6 +26,9 @@ class StoppingSource : public pipeline::TrainingSource {
   int64_t batches_per_epoch() const override { return inner_->batches_per_epoch(); }
   void skip_batches(int64_t n) override { inner_->skip_batches(n); }
   data::TrainBatcher* sampled_pair_batcher() override { return inner_->sampled_pair_batcher(); }
+  bool set_candidate_scorer(pipeline::CandidateScorer scorer) override {
+    return inner_->set_candidate_scorer(std::move(scorer));
+  }
   void use_batches(models::PassBatches b) override { inner_->use_batches(b); }
 
  private:

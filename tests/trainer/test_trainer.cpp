@@ -115,19 +115,38 @@ TEST_CASE("sample_num above train_batch_size is a ConfigError naming both keys",
   REQUIRE_NOTHROW(make());
 }
 
-TEST_CASE("dynamic negative sampling is refused as not supported yet, not ignored", "[trainer]") {
-  // The config accepts RecBole's grammar; a source that drew plain uniform negatives instead
-  // would give another model than the user asked for without a word.
+TEST_CASE("dynamic negative sampling trains pairwise models and is refused where not drawn",
+          "[trainer]") {
+  // BPR's fused epoch cannot score candidates with the model: the generic path trains instead.
   auto config = tiny_config(
-      {{"train_neg_sample_args", "{distribution: uniform, dynamic: true, candidate_num: 2}"}});
+      {{"epochs", "2"},
+       {"train_batch_size", "4"},
+       {"embedding_size", "8"},
+       {"fast_bpr", "true"},
+       {"train_neg_sample_args", "{distribution: uniform, dynamic: true, candidate_num: 3}"}});
+  {
+    HandRun run(config, 4, 8, {{1, 1, 2, 2, 3, 3}, {1, 2, 3, 4, 5, 6}}, {{1, 2}, {5, 1}},
+                {{1, 2}, {6, 2}}, 1);
+    REQUIRE_FALSE(run.trainer.uses_fast_epoch());
+    auto fit = run.trainer.fit();
+    REQUIRE(fit.epochs_run == 2);
+  }
+  // A pointwise source does not draw that way yet: refused rather than sampling statically,
+  // which would give another model than the user asked for without a word.
+  auto pointwise = tiny_config(
+      {{"train_batch_size", "4"},
+       {"train_neg_sample_args", "{distribution: uniform, dynamic: true, candidate_num: 2}"}},
+      "NeuMF");
   auto make = [&] {
-    HandRun run(config, 4, 8, {{1, 1, 2, 2}, {1, 2, 3, 4}}, {{1}, {5}}, {{2}, {6}}, 1);
+    HandRun run(pointwise, 4, 8, {{1, 1, 2, 2}, {1, 2, 3, 4}}, {{1}, {5}}, {{2}, {6}}, 1);
   };
   REQUIRE_THROWS_AS(make(), recbole::ConfigError);
-  REQUIRE_THROWS_WITH(make(), Catch::Contains("train_neg_sample_args.dynamic: true"));
-  REQUIRE_THROWS_WITH(make(), Catch::Contains("not supported yet"));
-  config = tiny_config(
-      {{"train_neg_sample_args", "{distribution: uniform, dynamic: false, candidate_num: 2}"}});
+  REQUIRE_THROWS_WITH(make(), Catch::Contains("train_neg_sample_args.dynamic: true") &&
+                                  Catch::Contains("NeuMF") && Catch::Contains("not supported yet"));
+  pointwise = tiny_config(
+      {{"train_batch_size", "4"},
+       {"train_neg_sample_args", "{distribution: uniform, dynamic: false, candidate_num: 2}"}},
+      "NeuMF");
   REQUIRE_NOTHROW(make());
 }
 
