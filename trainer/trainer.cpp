@@ -184,8 +184,8 @@ void Trainer::use_dynamic_negatives() {
   if (!taken)
     throw ConfigError(config_.source("train_neg_sample_args") +
                       ": train_neg_sample_args.dynamic: true (each negative the best-scored of "
-                      "candidate_num candidates) is supported for pairwise models of the general "
-                      "task (BPR, LightGCN, ...); " +
+                      "candidate_num candidates) is supported for the pairwise and pointwise "
+                      "models of the general and knowledge tasks; " +
                       model_.name() +
                       "'s training source does not draw that way yet (a RecBole option not "
                       "supported yet for it); expected false");

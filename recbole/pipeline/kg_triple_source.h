@@ -44,6 +44,11 @@ class KgTripleSource : public TrainingSource {
   data::TrainBatcher* sampled_pair_batcher() override {
     return beside_ || kg_only_ ? nullptr : rec_->sampled_pair_batcher();
   }
+  // Dynamic negatives are the recommendation batches' (RecBole samples the KG's tails
+  // statically).
+  bool set_candidate_scorer(CandidateScorer scorer) override {
+    return rec_->set_candidate_scorer(std::move(scorer));
+  }
 
  private:
   void start_pass();

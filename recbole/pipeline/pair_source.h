@@ -8,6 +8,7 @@
 
 #include "recbole/data/negative_sampler.h"
 #include "recbole/data/train_batcher.h"
+#include "recbole/pipeline/dynamic_negatives.h"
 #include "recbole/pipeline/training_source.h"
 
 namespace recbole::pipeline {
@@ -24,22 +25,15 @@ class PairSource : public TrainingSource {
 
   // Dynamic sampling scores candidates with the model, which BPR's fused epoch cannot do.
   data::TrainBatcher* sampled_pair_batcher() override {
-    return sampler_ && !settings_.negatives.dynamic() ? batcher_.get() : nullptr;
+    return sampler_ && !dynamic_ ? batcher_.get() : nullptr;
   }
   bool set_candidate_scorer(CandidateScorer scorer) override;
 
  private:
-  // RecBole's dynamic sampling: each negative slot of the batch gets candidate_num candidates
-  // (the batcher's draw and candidate_num - 1 more from the batch's own stream), scored by the
-  // model; the slot keeps its best-scored one (the first drawn on ties).
-  void pick_dynamic_negatives();
-
-  SourceSettings settings_;
   std::unique_ptr<data::NegativeSampler> sampler_;
   std::unique_ptr<data::TrainBatcher> batcher_;
+  std::unique_ptr<DynamicNegatives> dynamic_;  // null with static sampling
   data::PairBatch pairs_;
-  CandidateScorer scorer_;
-  int64_t epoch_ = 0, batch_ = 0;  // the position of the next batch (the candidates' stream)
 };
 
 }  // namespace recbole::pipeline

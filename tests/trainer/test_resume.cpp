@@ -219,6 +219,19 @@ TEST_CASE("the generic path stopped twice, and stopped before its first batch, r
   check_same_end(whole, runner.run("b", early.fit.resume_path));
 }
 
+TEST_CASE("dynamic negative sampling stopped twice resumes bit for bit", "[trainer][resume]") {
+  // The candidates come from a stream keyed by the batch's position, not from a running state.
+  for (const char* model : {"BPR", "NeuMF"}) {
+    DYNAMIC_SECTION(model) {
+      Runner runner(
+          "dynamic", model,
+          {{"train_batch_size", "32"},
+           {"train_neg_sample_args", "{distribution: uniform, dynamic: true, candidate_num: 3}"}});
+      check_stopped_twice(runner, stop_after_batch(3), stop_after_batch(5));
+    }
+  }
+}
+
 TEST_CASE("checkpoint_keep bounds a run's resume checkpoints, 0 removes them at the end",
           "[trainer][resume]") {
   auto files = [](const fs::path& dir, int* resume, int* best) {

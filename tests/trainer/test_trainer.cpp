@@ -115,38 +115,54 @@ TEST_CASE("sample_num above train_batch_size is a ConfigError naming both keys",
   REQUIRE_NOTHROW(make());
 }
 
-TEST_CASE("dynamic negative sampling trains pairwise models and is refused where not drawn",
+namespace {
+
+// Passes the batches of the real source through, but draws no dynamic negatives (as the
+// sequential and context sources do not yet).
+class StaticOnlySource : public recbole::pipeline::TrainingSource {
+ public:
+  explicit StaticOnlySource(std::unique_ptr<TrainingSource> inner) : inner_(std::move(inner)) {}
+  void start_epoch(int64_t epoch) override { inner_->start_epoch(epoch); }
+  bool next(recbole::data::Batch& batch) override { return inner_->next(batch); }
+  int64_t batches_per_epoch() const override { return inner_->batches_per_epoch(); }
+  void skip_batches(int64_t n) override { inner_->skip_batches(n); }
+
+ private:
+  std::unique_ptr<TrainingSource> inner_;
+};
+
+}  // namespace
+
+TEST_CASE("dynamic negative sampling trains pairwise and pointwise models, refused elsewhere",
           "[trainer]") {
+  const std::string dynamic = "{distribution: uniform, dynamic: true, candidate_num: 3}";
   // BPR's fused epoch cannot score candidates with the model: the generic path trains instead.
-  auto config = tiny_config(
-      {{"epochs", "2"},
-       {"train_batch_size", "4"},
-       {"embedding_size", "8"},
-       {"fast_bpr", "true"},
-       {"train_neg_sample_args", "{distribution: uniform, dynamic: true, candidate_num: 3}"}});
-  {
+  for (const char* model : {"BPR", "NeuMF"}) {
+    INFO(model);
+    std::vector<std::pair<std::string, std::string>> keys = {
+        {"epochs", "2"}, {"train_batch_size", "4"}, {"train_neg_sample_args", dynamic}};
+    if (std::string(model) == "BPR") keys.emplace_back("fast_bpr", "true");
+    auto config = tiny_config(keys, model);
     HandRun run(config, 4, 8, {{1, 1, 2, 2, 3, 3}, {1, 2, 3, 4, 5, 6}}, {{1, 2}, {5, 1}},
                 {{1, 2}, {6, 2}}, 1);
     REQUIRE_FALSE(run.trainer.uses_fast_epoch());
-    auto fit = run.trainer.fit();
-    REQUIRE(fit.epochs_run == 2);
+    REQUIRE(run.trainer.fit().epochs_run == 2);
   }
-  // A pointwise source does not draw that way yet: refused rather than sampling statically,
+  // A source that does not draw that way refuses the option rather than sampling statically,
   // which would give another model than the user asked for without a word.
-  auto pointwise = tiny_config(
-      {{"train_batch_size", "4"},
-       {"train_neg_sample_args", "{distribution: uniform, dynamic: true, candidate_num: 2}"}},
-      "NeuMF");
+  auto config = tiny_config({{"train_batch_size", "4"}, {"train_neg_sample_args", dynamic}});
   auto make = [&] {
-    HandRun run(pointwise, 4, 8, {{1, 1, 2, 2}, {1, 2, 3, 4}}, {{1}, {5}}, {{2}, {6}}, 1);
+    HandRun run(config, 4, 8, {{1, 1, 2, 2}, {1, 2, 3, 4}}, {{1}, {5}}, {{2}, {6}}, 1,
+                recbole::testing::cpu_device(),
+                [](auto inner) { return std::make_unique<StaticOnlySource>(std::move(inner)); });
   };
   REQUIRE_THROWS_AS(make(), recbole::ConfigError);
   REQUIRE_THROWS_WITH(make(), Catch::Contains("train_neg_sample_args.dynamic: true") &&
-                                  Catch::Contains("NeuMF") && Catch::Contains("not supported yet"));
-  pointwise = tiny_config(
+                                  Catch::Contains("BPR's training source") &&
+                                  Catch::Contains("not supported yet"));
+  config = tiny_config(
       {{"train_batch_size", "4"},
-       {"train_neg_sample_args", "{distribution: uniform, dynamic: false, candidate_num: 2}"}},
-      "NeuMF");
+       {"train_neg_sample_args", "{distribution: uniform, dynamic: false, candidate_num: 3}"}});
   REQUIRE_NOTHROW(make());
 }
 

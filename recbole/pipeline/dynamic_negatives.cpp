@@ -1,0 +1,47 @@
+#include "recbole/pipeline/dynamic_negatives.h"
+
+#include <torch/torch.h>
+
+#include "recbole/data/negative_sampler.h"
+#include "recbole/data/train_batcher.h"
+#include "recbole/utils/error.h"
+
+namespace recbole::pipeline {
+
+DynamicNegatives::DynamicNegatives(const SourceSettings& s)
+    : seed_(s.seed), rank_(s.rank), candidate_num_(s.negatives.candidate_num) {}
+
+void DynamicNegatives::pick(data::PairBatch& pairs, const data::NegativeSampler& sampler) {
+  if (!scorer_)
+    throw Error("dynamic negative sampling: the training source has no candidate scorer");
+  const int64_t n = pairs.size(), c = candidate_num_;
+  // Candidate k of slot j at k · n + j, as RecBole lays them out (candidate_num blocks).
+  std::vector<int64_t> users(static_cast<size_t>(n * c)), items(static_cast<size_t>(n * c));
+  data::Rng rng(seed_ * 0x9e3779b97f4a7c15ULL ^ (static_cast<uint64_t>(epoch_) << 40) ^
+                (static_cast<uint64_t>(batch_) << 8) ^ static_cast<uint64_t>(rank_) ^
+                0xd1b54a32d192ed03ULL);
+  ++batch_;
+  for (int64_t k = 0; k < c; ++k)
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t u = pairs.users[j];
+      users[k * n + j] = u;
+      items[k * n + j] = k == 0 ? pairs.neg_items[j] : sampler.sample(static_cast<int32_t>(u), rng);
+    }
+  data::Batch candidates;
+  candidates.users = data::id_tensor(users);
+  candidates.items = data::id_tensor(items);
+  const torch::Tensor scores = scorer_(candidates);
+  if (scores.dim() != 1 || scores.size(0) != n * c)
+    throw Error("dynamic negative sampling: the model scored " + c10::str(scores.sizes()) +
+                " candidates, expected [" + std::to_string(n * c) + "]");
+  const torch::Tensor s = scores.to(torch::kFloat32).contiguous();
+  const float* sp = s.data_ptr<float>();
+  for (int64_t j = 0; j < n; ++j) {
+    int64_t best = 0;
+    for (int64_t k = 1; k < c; ++k)
+      if (sp[k * n + j] > sp[best * n + j]) best = k;
+    pairs.neg_items[j] = items[best * n + j];
+  }
+}
+
+}  // namespace recbole::pipeline
