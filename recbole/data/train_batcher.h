@@ -54,6 +54,9 @@ class TrainBatcher {
   // returned, negatives included, since they are keyed by (seed, epoch, batch, rank).
   void skip(int64_t batches);
   int64_t step() const { return step_; }
+  // The key of the batch last returned, from (seed, epoch, batch, rank): its negative streams
+  // derive from it, and so may a caller's own draws for that batch.
+  uint64_t batch_key() const { return batch_key_; }
 
   static constexpr int64_t kNegChunk = 512;
 

@@ -8,19 +8,15 @@
 
 namespace recbole::pipeline {
 
-DynamicNegatives::DynamicNegatives(const SourceSettings& s)
-    : seed_(s.seed), rank_(s.rank), candidate_num_(s.negatives.candidate_num) {}
-
-void DynamicNegatives::pick(data::PairBatch& pairs, const data::NegativeSampler& sampler) {
+void DynamicNegatives::pick(data::PairBatch& pairs, const data::NegativeSampler& sampler,
+                            uint64_t batch_key) {
   if (!scorer_)
     throw Error("dynamic negative sampling: the training source has no candidate scorer");
   const int64_t n = pairs.size(), c = candidate_num_;
   // Candidate k of slot j at k · n + j, as RecBole lays them out (candidate_num blocks).
   std::vector<int64_t> users(static_cast<size_t>(n * c)), items(static_cast<size_t>(n * c));
-  data::Rng rng(seed_ * 0x9e3779b97f4a7c15ULL ^ (static_cast<uint64_t>(epoch_) << 40) ^
-                (static_cast<uint64_t>(batch_) << 8) ^ static_cast<uint64_t>(rank_) ^
-                0xd1b54a32d192ed03ULL);
-  ++batch_;
+  // Apart from the batcher's own streams (batch_key + chunk · constant).
+  data::Rng rng(batch_key ^ 0xd1b54a32d192ed03ULL);
   for (int64_t k = 0; k < c; ++k)
     for (int64_t j = 0; j < n; ++j) {
       const int64_t u = pairs.users[j];

@@ -8,20 +8,11 @@ PairSource::PairSource(const InteractionData& data, const SourceSettings& s) {
   if (s.negatives.enabled())
     sampler_ = std::make_unique<data::NegativeSampler>(data.train, s.negatives.distribution,
                                                        s.negatives.alpha, data.item_count);
-  if (s.negatives.dynamic()) dynamic_ = std::make_unique<DynamicNegatives>(s);
+  if (s.negatives.dynamic())
+    dynamic_ = std::make_unique<DynamicNegatives>(s.negatives.candidate_num);
   batcher_ = std::make_unique<data::TrainBatcher>(data.users, data.items, sampler_.get(),
                                                   s.negatives.sample_num, s.batch_size, s.shuffle,
                                                   s.seed, s.rank, s.world_size);
-}
-
-void PairSource::start_epoch(int64_t epoch) {
-  batcher_->start_epoch(epoch);
-  if (dynamic_) dynamic_->start_epoch(epoch);
-}
-
-void PairSource::skip_batches(int64_t n) {
-  batcher_->skip(n);
-  if (dynamic_) dynamic_->skip(n);
 }
 
 bool PairSource::set_candidate_scorer(CandidateScorer scorer) {
@@ -36,7 +27,7 @@ bool PairSource::next(data::Batch& batch) {
   batch.users = data::id_tensor(pairs_.users);
   batch.items = data::id_tensor(pairs_.pos_items);
   if (!pairs_.neg_items.empty()) {
-    if (dynamic_) dynamic_->pick(pairs_, *sampler_);
+    if (dynamic_) dynamic_->pick(pairs_, *sampler_, batcher_->batch_key());
     batch.neg_items = data::id_tensor(pairs_.neg_items);
   }
   return true;

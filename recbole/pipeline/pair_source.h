@@ -17,11 +17,11 @@ class PairSource : public TrainingSource {
  public:
   PairSource(const InteractionData& data, const SourceSettings& settings);
 
-  void start_epoch(int64_t epoch) override;
+  void start_epoch(int64_t epoch) override { batcher_->start_epoch(epoch); }
   // users, items (positives), neg_items (when sampling).
   bool next(data::Batch& batch) override;
   int64_t batches_per_epoch() const override { return batcher_->batches_per_epoch(); }
-  void skip_batches(int64_t n) override;
+  void skip_batches(int64_t n) override { batcher_->skip(n); }
 
   // Dynamic sampling scores candidates with the model, which BPR's fused epoch cannot do.
   data::TrainBatcher* sampled_pair_batcher() override {

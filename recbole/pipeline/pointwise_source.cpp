@@ -20,17 +20,8 @@ PointwiseSource::PointwiseSource(const InteractionData& data, const SourceSettin
   batcher_ = std::make_unique<data::TrainBatcher>(data.users, data.items, sampler_.get(),
                                                   sample_num_, positives * sample_num_, s.shuffle,
                                                   s.seed, s.rank, s.world_size);
-  if (s.negatives.dynamic()) dynamic_ = std::make_unique<DynamicNegatives>(s);
-}
-
-void PointwiseSource::start_epoch(int64_t epoch) {
-  batcher_->start_epoch(epoch);
-  if (dynamic_) dynamic_->start_epoch(epoch);
-}
-
-void PointwiseSource::skip_batches(int64_t n) {
-  batcher_->skip(n);
-  if (dynamic_) dynamic_->skip(n);
+  if (s.negatives.dynamic())
+    dynamic_ = std::make_unique<DynamicNegatives>(s.negatives.candidate_num);
 }
 
 bool PointwiseSource::set_candidate_scorer(CandidateScorer scorer) {
@@ -41,7 +32,7 @@ bool PointwiseSource::set_candidate_scorer(CandidateScorer scorer) {
 
 bool PointwiseSource::next(data::Batch& batch) {
   if (!batcher_->next(pairs_)) return false;
-  if (dynamic_) dynamic_->pick(pairs_, *sampler_);
+  if (dynamic_) dynamic_->pick(pairs_, *sampler_, batcher_->batch_key());
   const int64_t n = pairs_.size();
   // This rank's positives are the batch's first copy: [positives; copy with negatives 1; ...].
   const int64_t positives = n / sample_num_;

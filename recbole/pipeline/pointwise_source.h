@@ -13,11 +13,11 @@ class PointwiseSource : public TrainingSource {
   // settings.negatives must be enabled.
   PointwiseSource(const InteractionData& data, const SourceSettings& settings);
 
-  void start_epoch(int64_t epoch) override;
+  void start_epoch(int64_t epoch) override { batcher_->start_epoch(epoch); }
   // users, items, labels (float32).
   bool next(data::Batch& batch) override;
   int64_t batches_per_epoch() const override { return batcher_->batches_per_epoch(); }
-  void skip_batches(int64_t n) override;
+  void skip_batches(int64_t n) override { batcher_->skip(n); }
   bool set_candidate_scorer(CandidateScorer scorer) override;
 
  private:
