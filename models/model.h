@@ -153,6 +153,15 @@ class Model : public torch::nn::Module {
   // Default: gathers from full_sort_predict.
   virtual torch::Tensor predict(const data::Batch& batch);
 
+  // Scores of dynamic negative sampling's candidates: batch holds candidate_num blocks of n
+  // rows, row k · n + j differing from row j only in its item (and that item's own features).
+  // → [candidate_num · n] float32 on the device, predict's scores. Default: predict; a model
+  // whose query side costs more than its item side (a sequence encoder) computes it once per j.
+  virtual torch::Tensor predict_candidates(const data::Batch& batch, int64_t candidate_num) {
+    (void)candidate_num;
+    return predict(batch);
+  }
+
   // Optional: when every score is ⟨user factor, item factor⟩, the two factor matrices
   // (users: [n_users, d], items: [n_items, d], float32 on the device), so that the CPU evaluator
   // can fuse the product with masking and top-K tile by tile. Default: none (false).

@@ -173,21 +173,23 @@ void Trainer::use_dynamic_negatives() {
   // RecBole's loader scores the candidates with predict after model.eval() and goes back to
   // model.train(): dropout off while scoring, no gradient; a cached model recomputes, since
   // the last step dropped its cache.
-  const bool taken = source_->set_candidate_scorer([this](const data::Batch& candidates) {
-    torch::NoGradGuard no_grad;
-    model_.eval();
-    torch::Tensor scores = model_.predict(device_.place(candidates));
-    model_.train();
-    device_.check(scores, model_.name(), "dynamic negative sampling scores");
-    return DeviceManager::to_host(scores);
-  });
+  const bool taken =
+      source_->set_candidate_scorer([this](const data::Batch& candidates, int64_t candidate_num) {
+        torch::NoGradGuard no_grad;
+        model_.eval();
+        torch::Tensor scores = model_.predict_candidates(device_.place(candidates), candidate_num);
+        model_.train();
+        device_.check(scores, model_.name(), "dynamic negative sampling scores");
+        return DeviceManager::to_host(scores);
+      });
   if (!taken)
     throw ConfigError(config_.source("train_neg_sample_args") +
                       ": train_neg_sample_args.dynamic: true (each negative the best-scored of "
-                      "candidate_num candidates) is supported for the pairwise and pointwise "
-                      "models of the general and knowledge tasks; " +
+                      "candidate_num candidates) applies to the models that train on sampled "
+                      "negatives: pairwise and pointwise general and knowledge models, BPR-loss "
+                      "sequential models, context models; " +
                       model_.name() +
-                      "'s training source does not draw that way yet (a RecBole option not "
+                      "'s training source does not draw that way (a RecBole option not "
                       "supported yet for it); expected false");
 }
 

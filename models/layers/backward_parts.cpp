@@ -65,14 +65,6 @@ std::vector<uint64_t> draw_keys(int64_t parts) {
   return keys;
 }
 
-// body(k) for every part on the pool, BLAS at one thread meanwhile (each part runs its own
-// small products).
-void on_pool(int64_t parts, const std::function<void(size_t)>& body) {
-  std::optional<BlasThreadsScope> one_blas_thread;
-  if (ThreadPool::instance().threads() > 1) one_blas_thread.emplace(1);
-  parallel_for(parts, [&](int64_t k, int /*worker*/) { body(static_cast<size_t>(k)); });
-}
-
 // dense[ids[r]] += rows[r] for the rows of a sparse COO gradient (gather_rows's), in order.
 void add_rows(torch::Tensor& dense, const torch::Tensor& sparse) {
   const torch::Tensor ids = sparse._indices().select(0, 0).contiguous();
@@ -138,6 +130,12 @@ std::vector<torch::Tensor> grad_of(const std::vector<torch::Tensor>& outputs,
 }
 
 }  // namespace
+
+void on_pool(int64_t parts, const std::function<void(size_t)>& body) {
+  std::optional<BlasThreadsScope> one_blas_thread;
+  if (ThreadPool::instance().threads() > 1) one_blas_thread.emplace(1);
+  parallel_for(parts, [&](int64_t k, int /*worker*/) { body(static_cast<size_t>(k)); });
+}
 
 torch::Tensor backward_parts(const std::vector<torch::Tensor>& params, int64_t parts,
                              const std::function<torch::Tensor(int64_t)>& loss_of,

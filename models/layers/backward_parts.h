@@ -34,6 +34,11 @@ torch::Tensor backward_parts(const std::vector<torch::Tensor>& params, int64_t p
                              const std::function<torch::Tensor(int64_t)>& loss_of,
                              const std::function<void(const torch::Tensor&)>& check);
 
+// body(k) for every part k in [0, parts) on the CPU pool, BLAS at one thread meanwhile (each
+// part runs its own small products). Grad mode is per thread: a body that needs none sets its
+// own torch::NoGradGuard.
+void on_pool(int64_t parts, const std::function<void(size_t)>& body);
+
 // table.index_select(0, ids): rows [n, d] of a [rows, d] table for ids [n] int64. Inside a part
 // of backward_parts or backward_parts_coupled on the CPU its gradient is sparse (the n rows
 // only), and the part sums add those rows into the table's dense gradient: a part then costs

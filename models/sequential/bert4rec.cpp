@@ -79,16 +79,12 @@ torch::Tensor BERT4Rec::encode(const data::Batch& batch) {
   return output_head(layers::gather_last(forward_all(seq), batch.item_seq_len));
 }
 
-torch::Tensor BERT4Rec::scores(const torch::Tensor& h, const torch::Tensor& items) const {
+torch::Tensor BERT4Rec::score_items(const torch::Tensor& h, const torch::Tensor& items) const {
   return (h * item_embedding_.index_select(0, items)).sum(-1) + output_bias_.index_select(0, items);
 }
 
 torch::Tensor BERT4Rec::full_sort_predict(const data::Batch& batch) {
   return torch::matmul(encode(batch), output_items().t()) + output_bias_;
-}
-
-torch::Tensor BERT4Rec::predict(const data::Batch& batch) {
-  return scores(encode(batch), batch.items);
 }
 
 BERT4Rec::Masked BERT4Rec::mask(const data::Batch& batch) const {
@@ -160,7 +156,7 @@ torch::Tensor BERT4Rec::loss_sum(const Masked& m, int64_t begin, int64_t end) {
   const torch::Tensor pos = device.place(m.pos_items.narrow(0, e0, e1 - e0));
   if (bpr_) {
     const torch::Tensor neg = device.place(m.neg_items.narrow(0, e0, e1 - e0));
-    return -torch::log(1e-14 + torch::sigmoid(scores(h, pos) - scores(h, neg))).sum();
+    return -torch::log(1e-14 + torch::sigmoid(score_items(h, pos) - score_items(h, neg))).sum();
   }
   return layers::item_cross_entropy(h, output_items(), output_bias_, pos);
 }

@@ -34,7 +34,6 @@ class BERT4Rec : public SequentialModel {
   torch::Tensor calculate_loss(const data::Batch& batch) override;
   torch::Tensor train_step(const data::Batch& batch, TrainStep& step) override;
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
-  torch::Tensor predict(const data::Batch& batch) override;
 
   // A training batch's masks, on the CPU: seq [B, L] int64 with every masked position set to M;
   // for each counted masked position, in row order, its row, position, the item it held and a
@@ -52,12 +51,15 @@ class BERT4Rec : public SequentialModel {
   static torch::Tensor mask_last(const torch::Tensor& item_seq, const torch::Tensor& item_seq_len,
                                  int64_t mask_id);
 
+ protected:
+  // h · e_item + the item's output bias: [B].
+  torch::Tensor score_items(const torch::Tensor& h, const torch::Tensor& items) const override;
+
  private:
   // The embeddings and the encoder: seq [B, l] → [B, l, d].
   torch::Tensor forward_all(const torch::Tensor& seq);
   // The output head (dense, GELU, LayerNorm), row by row: [..., d] → [..., d].
   torch::Tensor output_head(const torch::Tensor& h);
-  torch::Tensor scores(const torch::Tensor& h, const torch::Tensor& items) const;
   // The sum of the loss over the counted positions of rows [begin, end) (a zero with a graph
   // when there are none, so that every rank takes the same backward).
   torch::Tensor loss_sum(const Masked& m, int64_t begin, int64_t end);

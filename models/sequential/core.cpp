@@ -81,9 +81,8 @@ torch::Tensor CORE::full_sort_predict(const data::Batch& batch) {
   return torch::matmul(encode(batch), core_unit_rows(item_embedding_).t()) / temperature_;
 }
 
-torch::Tensor CORE::predict(const data::Batch& batch) {
-  return (encode(batch) * core_unit_rows(item_embedding_.index_select(0, batch.items))).sum(-1) /
-         temperature_;
+torch::Tensor CORE::score_items(const torch::Tensor& h, const torch::Tensor& items) const {
+  return (h * core_unit_rows(item_embedding_.index_select(0, items))).sum(-1) / temperature_;
 }
 
 RECBOLE_REGISTER_MODEL(CORE) {

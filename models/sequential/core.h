@@ -22,10 +22,13 @@ class CORE : public SequentialModel {
   torch::Tensor encode(const data::Batch& batch) override;
   torch::Tensor calculate_loss(const data::Batch& batch) override;
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
-  torch::Tensor predict(const data::Batch& batch) override;
   // α: [B, L] float32 over item_seq [B, L] (rows sum to 1 over the positions holding an item),
   // from the session-dropped-out item vectors x [B, L, d].
   torch::Tensor weights(const torch::Tensor& item_seq, const torch::Tensor& x);
+
+ protected:
+  // Against the normalised item vectors, over the temperature: [B].
+  torch::Tensor score_items(const torch::Tensor& h, const torch::Tensor& items) const override;
 
  private:
   bool transformer_;  // dnn_type trm (else ave)

@@ -67,7 +67,32 @@ torch::Tensor SequentialModel::full_sort_predict(const data::Batch& batch) {
 }
 
 torch::Tensor SequentialModel::predict(const data::Batch& batch) {
-  return (encode(batch) * output_items().index_select(0, batch.items)).sum(-1);
+  return score_items(encode(batch), batch.items);
+}
+
+torch::Tensor SequentialModel::predict_candidates(const data::Batch& batch, int64_t candidate_num) {
+  const int64_t rows = batch.size();
+  if (candidate_num <= 1 || rows % candidate_num != 0) return predict(batch);
+  const int64_t n = rows / candidate_num;
+  // Rows [0, n) hold every sequence once. On the CPU they are encoded in parts of kMicroBatch
+  // rows on the pool, as train_step's forward runs (encode is thread-safe for it).
+  const int64_t parts = item_embedding_.is_cuda() ? 1 : (n + kMicroBatch - 1) / kMicroBatch;
+  const int64_t part_rows = (n + parts - 1) / parts;
+  std::vector<torch::Tensor> h(static_cast<size_t>(parts));
+  const bool grad = torch::GradMode::is_enabled();
+  auto encode_part = [&](size_t k) {
+    torch::AutoGradMode mode(grad);  // the caller's, on the pool's thread
+    const int64_t start = static_cast<int64_t>(k) * part_rows;
+    data::Batch part = batch;
+    part.for_each_column(
+        [&](torch::Tensor& t) { t = t.narrow(0, start, std::min(part_rows, n - start)); });
+    h[k] = encode(part);
+  };
+  if (parts == 1)
+    encode_part(0);
+  else
+    layers::on_pool(parts, encode_part);
+  return score_items(torch::cat(h).repeat({candidate_num, 1}), batch.items);
 }
 
 }  // namespace recbole::models

@@ -5,7 +5,7 @@
 // encoder of each row's item_seq / item_seq_len into h [B, d], and the losses over h:
 //   CE:  mean_b cross-entropy(h_b · Eᵀ, target_b) over every item, row 0 included;
 //   BPR: mean_b −log(1e−10 + σ(h_b·e_pos − h_b·e_neg)) with the sampled neg_items.
-// full_sort_predict = h · Eᵀ ([B, n_items]); predict = h_b · e_{items_b}.
+// full_sort_predict = h · Eᵀ ([B, n_items]); predict = score_items(h, items) = h_b · e_{items_b}.
 #include <functional>
 #include <string>
 
@@ -34,12 +34,22 @@ class SequentialModel : public Model {
   torch::Tensor train_step(const data::Batch& batch, TrainStep& step) override;
   static constexpr int64_t kMicroBatch = 128;
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
-  torch::Tensor predict(const data::Batch& batch) override;
+  // score_items(encode(batch), batch.items); a model changes how items are scored through
+  // score_items, so that predict_candidates stays predict.
+  torch::Tensor predict(const data::Batch& batch) final;
+  // Encodes each of the n sequences once (the candidate_num blocks of rows share them) and
+  // scores the candidates against it: predict's scores up to the rounding of a smaller batch.
+  torch::Tensor predict_candidates(const data::Batch& batch, int64_t candidate_num) override;
   // A sequence is all a sequential model reads (the serving side builds item_seq from a
   // caller's history); one that also reads the user (FPMC) says false.
   bool scores_from_history() const override { return true; }
 
  protected:
+  // The scores of items [B] for the encodings h [B, d]: [B].
+  virtual torch::Tensor score_items(const torch::Tensor& h, const torch::Tensor& items) const {
+    return (h * output_items().index_select(0, items)).sum(-1);
+  }
+
   // The step of train_step: part_loss(start, n) for each micro-batch [start, start + n)
   // of the batch's `rows` through layers::backward_parts, the gradients' finishing and the
   // optimizer step; returns the sum of the parts' losses (detached).

@@ -137,8 +137,8 @@ std::vector<KeyDecl> make_declarations() {
           .check(check_train_neg_sample_args)
           .help("Negative sampling for training; keys left out take their default; null = no "
                 "sampling; dynamic: true makes each negative the best-scored (by the model being "
-                "trained) of candidate_num drawn candidates (pairwise and pointwise models of the "
-                "general and knowledge tasks)"),
+                "trained) of candidate_num drawn candidates (every model that trains on sampled "
+                "negatives)"),
       Key("eval_step", kInt, kTrain).help("Epochs between two validations; <= 0 = never validate"),
       Key("stopping_step", kInt, kTrain)
           .min(0)

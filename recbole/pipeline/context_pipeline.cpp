@@ -192,6 +192,8 @@ ContextTrainingSource::ContextTrainingSource(const ContextRows& rows,
     sample_num_ = std::max(settings_.negatives.sample_num, 1);
     sampler_ = std::make_unique<data::NegativeSampler>(train, settings_.negatives.distribution,
                                                        settings_.negatives.alpha, item_count);
+    if (settings_.negatives.dynamic())
+      dynamic_ = std::make_unique<DynamicNegatives>(settings_.negatives.candidate_num);
   }
   originals_ = std::max<int64_t>(settings_.batch_size / (1 + sample_num_), 1);
 }
@@ -246,7 +248,40 @@ bool ContextTrainingSource::next(data::Batch& batch) {
       all_rows.push_back(rows[k]);
       items.push_back(sampler_->sample(rows_.users[static_cast<size_t>(rows[k])], streams[k]));
     }
+  if (dynamic_) pick_dynamic(rows, positions, epoch_key, all_rows, items);
   batch = rows_.batch(all_rows, &items, &labels);
+  return true;
+}
+
+void ContextTrainingSource::pick_dynamic(const std::vector<int64_t>& rows,
+                                         const std::vector<int64_t>& positions, uint64_t epoch_key,
+                                         const std::vector<int64_t>& all_rows,
+                                         std::vector<int64_t>& items) const {
+  // The negative slots are all_rows[b..]; candidate 0 of a slot is its static draw, the others
+  // come from a second stream of its row's position, so that the static draws stay as they are.
+  const size_t b = rows.size(), n = all_rows.size() - b;
+  const auto c = static_cast<size_t>(dynamic_->candidate_num());
+  std::vector<data::Rng> extra;
+  extra.reserve(b);
+  for (size_t k = 0; k < b; ++k)
+    extra.emplace_back(epoch_key ^ splitmix64_hash(~static_cast<uint64_t>(positions[k])) ^
+                       0xd1b54a32d192ed03ULL);
+  std::vector<int64_t> slot_rows(n * c), candidates(n * c);
+  for (size_t k = 0; k < c; ++k)
+    for (size_t j = 0; j < n; ++j) {
+      const int64_t row = all_rows[b + j];
+      slot_rows[k * n + j] = row;
+      candidates[k * n + j] =
+          k == 0 ? items[b + j]
+                 : sampler_->sample(rows_.users[static_cast<size_t>(row)], extra[j % b]);
+    }
+  const std::vector<int64_t> kept = dynamic_->best(candidates, rows_.batch(slot_rows, &candidates));
+  std::copy(kept.begin(), kept.end(), items.begin() + static_cast<std::ptrdiff_t>(b));
+}
+
+bool ContextTrainingSource::set_candidate_scorer(CandidateScorer scorer) {
+  if (!dynamic_) return false;
+  dynamic_->set_scorer(std::move(scorer));
   return true;
 }
 

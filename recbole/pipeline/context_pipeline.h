@@ -16,6 +16,7 @@
 #include "recbole/data/feature_schema.h"
 #include "recbole/data/interaction_matrix.h"
 #include "recbole/data/negative_sampler.h"
+#include "recbole/pipeline/dynamic_negatives.h"
 #include "recbole/pipeline/task_pipeline.h"
 
 namespace recbole::pipeline {
@@ -100,7 +101,10 @@ class ContextRankingSource : public evaluator::UserRankingSource {
 // p % world_size. With train_neg_sample_args (RecBole's point-wise sampling): a batch holds
 // batch_size / (1 + sample_num) rows, every one labelled 1 whatever its label, then sample_num
 // blocks of the same rows with an item the user has no training row with, labelled 0; row p's
-// negatives come from a stream of (seed, epoch, p), the same on any number of ranks.
+// negatives come from a stream of (seed, epoch, p), the same on any number of ranks. With
+// dynamic: true each negative is the best-scored of candidate_num candidates (the static draw and
+// more from a second stream of row p), each scored with its own item-side features (RecBole
+// scores them with the positive item's features: a bug not copied, docs/models.md).
 class ContextTrainingSource : public TrainingSource {
  public:
   // train, item_count: the training rows' user → items and per-item counts (the sampler's
@@ -112,6 +116,7 @@ class ContextTrainingSource : public TrainingSource {
   bool next(data::Batch& batch) override;
   int64_t batches_per_epoch() const override;
   void skip_batches(int64_t n) override { next_ += n * originals_; }
+  bool set_candidate_scorer(CandidateScorer scorer) override;
 
  private:
   const ContextRows& rows_;
@@ -119,10 +124,16 @@ class ContextTrainingSource : public TrainingSource {
   SourceSettings settings_;
   std::unique_ptr<data::NegativeSampler> sampler_;  // null without sampling
   int sample_num_ = 0;
-  int64_t originals_;  // dataset rows per batch
+  std::unique_ptr<DynamicNegatives> dynamic_;  // null with static sampling
+  int64_t originals_;                          // dataset rows per batch
   int64_t epoch_ = 0;
   std::vector<int64_t> order_;
   int64_t next_ = 0;
+
+  // Replaces the negatives items[rows.size()..] (of all_rows) by their best-scored candidates.
+  void pick_dynamic(const std::vector<int64_t>& rows, const std::vector<int64_t>& positions,
+                    uint64_t epoch_key, const std::vector<int64_t>& all_rows,
+                    std::vector<int64_t>& items) const;
 };
 
 class ContextPipeline : public TaskPipeline {

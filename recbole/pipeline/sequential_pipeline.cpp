@@ -9,6 +9,7 @@
 #include "recbole/data/dataset.h"
 #include "recbole/data/negative_sampler.h"
 #include "recbole/data/train_batcher.h"
+#include "recbole/pipeline/dynamic_negatives.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 
@@ -39,17 +40,34 @@ class NextItemSource : public TrainingSource {
     batcher_ = std::make_unique<data::TrainBatcher>(ids_, store.train().targets, sampler_.get(),
                                                     s.negatives.sample_num, s.batch_size, s.shuffle,
                                                     s.seed, s.rank, s.world_size);
+    if (s.negatives.dynamic())
+      dynamic_ = std::make_unique<DynamicNegatives>(s.negatives.candidate_num);
   }
 
   void start_epoch(int64_t epoch) override { batcher_->start_epoch(epoch); }
   bool next(data::Batch& batch) override {
     if (!batcher_->next(pairs_)) return false;
+    if (dynamic_) {
+      // A candidate is scored after its sample's own input sequence, as the target would be.
+      dynamic_->pick(
+          pairs_, *sampler_, batcher_->batch_key(),
+          [this](const std::vector<int64_t>& samples, const std::vector<int64_t>& items) {
+            data::Batch input = sequence_batch(store_, store_.train(), samples);
+            input.items = data::id_tensor(items);
+            return input;
+          });
+    }
     batch = sequence_batch(store_, store_.train(), pairs_.users);
     if (!pairs_.neg_items.empty()) batch.neg_items = data::id_tensor(pairs_.neg_items);
     return true;
   }
   int64_t batches_per_epoch() const override { return batcher_->batches_per_epoch(); }
   void skip_batches(int64_t n) override { batcher_->skip(n); }
+  bool set_candidate_scorer(CandidateScorer scorer) override {
+    if (!dynamic_) return false;
+    dynamic_->set_scorer(std::move(scorer));
+    return true;
+  }
 
  private:
   const data::SequenceStore& store_;
@@ -57,6 +75,7 @@ class NextItemSource : public TrainingSource {
   data::InteractionMatrix exclude_;
   std::unique_ptr<data::NegativeSampler> sampler_;
   std::unique_ptr<data::TrainBatcher> batcher_;
+  std::unique_ptr<DynamicNegatives> dynamic_;  // null with static sampling
   data::PairBatch pairs_;
 };
 

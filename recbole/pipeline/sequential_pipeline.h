@@ -12,7 +12,8 @@
 // trains without negatives — with the default train_neg_sample_args it says so in the log, a
 // train_neg_sample_args set by the user is a ConfigError as in RecBole; a BPR-loss (pairwise)
 // model samples negatives, excluding only the sample's own target (RecBole's
-// RepeatableSampler), keyed by (seed, epoch, batch) like every source.
+// RepeatableSampler), keyed by (seed, epoch, batch) like every source; with dynamic: true each
+// negative is the best-scored of candidate_num candidates, scored after the sample's input.
 #include <memory>
 #include <vector>
 

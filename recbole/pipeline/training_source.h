@@ -24,10 +24,11 @@ class TrainBatcher;
 
 namespace recbole::pipeline {
 
-// Scores a batch of (users, items) pairs with the model being trained, as predict does in eval
-// mode without gradient: [B] float32 on the CPU. Dynamic negative sampling ranks its
-// candidates with it.
-using CandidateScorer = std::function<torch::Tensor(const data::Batch&)>;
+// Scores dynamic negative sampling's candidates with the model being trained, as predict does in
+// eval mode without gradient (Model::predict_candidates: candidate_num blocks of rows that differ
+// only in the item): [B] float32 on the CPU.
+using CandidateScorer =
+    std::function<torch::Tensor(const data::Batch& candidates, int64_t candidate_num)>;
 
 class TrainingSource {
  public:

@@ -124,6 +124,16 @@ TEST_CASE("every sequential model satisfies the model contract", "[models][contr
         b.items = torch::tensor({5, 2, 12, 29}, torch::kInt64);
         const torch::Tensor p = recbole::DeviceManager::to_host(m->predict(h.device.place(b)));
         CHECK(torch::allclose(p, s.gather(1, b.items.view({-1, 1})).view({-1}), 1e-5, 1e-6));
+        // Dynamic sampling's candidates, three blocks of 150 rows that differ in the item
+        // (more rows than a part of the pool's): predict_candidates scores them as predict.
+        std::vector<int64_t> block;
+        for (int64_t r = 0; r < 3 * 150; ++r) block.push_back((r % 150) % 30);
+        recbole::data::Batch c = src.batch(block);
+        c.items = torch::randint(1, 30, {3 * 150}, torch::kInt64);
+        const torch::Tensor pc =
+            recbole::DeviceManager::to_host(m->predict_candidates(h.device.place(c), 3));
+        CHECK(torch::allclose(pc, recbole::DeviceManager::to_host(m->predict(h.device.place(c))),
+                              1e-5, atol));
       }
       // The evaluator ranks every valid sample.
       recbole::Dist dist;

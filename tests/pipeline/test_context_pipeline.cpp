@@ -389,3 +389,71 @@ TEST_CASE("train_neg_sample_args gives a context model RecBole's point-wise samp
       CHECK(part.items[j * 341 + k].item<int64_t>() ==
             whole.items[j * 682 + 2 * k + 1].item<int64_t>());
 }
+
+TEST_CASE("dynamic sampling scores a context row's candidates with their own item features",
+          "[pipeline][context]") {
+  // RecBole scores the candidates with the positive item's features still joined (docs/models.md);
+  // here each candidate row carries its own item's, and keeps its row's user and context.
+  auto loaded = [](const std::string& args) {
+    return std::make_unique<Loaded>(
+        context_config("FM", "ml-100k", shared_datasets(), {{"train_neg_sample_args", args}}));
+  };
+  const auto l = loaded("{distribution: uniform, sample_num: 2, dynamic: true, candidate_num: 3}");
+  recbole::pipeline::ContextPipeline p(l->config, l->dataset, l->split);
+  const auto fixed_l = loaded("{distribution: uniform, sample_num: 2}");
+  recbole::pipeline::ContextPipeline fixed_p(fixed_l->config, fixed_l->dataset, fixed_l->split);
+  std::vector<recbole::data::Batch> asked;
+  auto scorer = [&](const recbole::data::Batch& b, int64_t candidates) {
+    CHECK(candidates == 3);
+    asked.push_back(b);
+    return b.items.to(torch::kFloat32);
+  };
+  auto first_batch = [&](recbole::pipeline::ContextPipeline& q, int rank, int world) {
+    auto source = q.training_source(recbole::models::InputType::kPointwise, "FM", rank, world);
+    source->set_candidate_scorer(scorer);
+    source->start_epoch(3);
+    recbole::data::Batch b;
+    REQUIRE(source->next(b));
+    return b;
+  };
+  const recbole::data::Batch fixed = first_batch(fixed_p, 0, 1);
+  REQUIRE(asked.empty());
+  const recbole::data::Batch b = first_batch(p, 0, 1);
+  REQUIRE(asked.size() == 1);
+  const recbole::data::Batch& c = asked[0];
+  const int64_t rows = 682, n = 2 * rows;  // negative slots: two blocks of the batch's rows
+  REQUIRE(b.size() == 3 * rows);
+  REQUIRE(c.size() == 3 * n);
+  CHECK(torch::equal(b.items.narrow(0, 0, rows), fixed.items.narrow(0, 0, rows)));
+  recbole::data::InteractionMatrix train(l->dataset.n_users(), l->dataset.n_items(),
+                                         l->split.train.users, l->split.train.items);
+  const recbole::data::Table& items = *l->dataset.item_table();
+  int64_t better = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t row = rows + j, static_draw = fixed.items[row].item<int64_t>();
+    CHECK(c.items[j].item<int64_t>() == static_draw);  // candidate 0: the static draw
+    int64_t best = 0;
+    for (int64_t m = 0; m < 3; ++m) {
+      const int64_t r = m * n + j, item = c.items[r].item<int64_t>();
+      CHECK(c.users[r].item<int64_t>() == b.users[row].item<int64_t>());
+      CHECK(c.features.at("age")[r].item<int64_t>() == b.features.at("age")[row].item<int64_t>());
+      CHECK(c.features.at("release_year")[r].item<int64_t>() ==
+            items.column("release_year").tokens[static_cast<size_t>(item)]);
+      CHECK_FALSE(train.contains(static_cast<int32_t>(b.users[row].item<int64_t>()),
+                                 static_cast<int32_t>(item)));
+      best = std::max(best, item);
+    }
+    CHECK(b.items[row].item<int64_t>() == best);
+    CHECK(b.features.at("release_year")[row].item<int64_t>() ==
+          items.column("release_year").tokens[static_cast<size_t>(best)]);
+    better += best > static_draw;
+  }
+  CHECK(better > 0);
+  // Two ranks keep the candidates of one: rank 1's rows are the whole batch's odd rows.
+  const recbole::data::Batch part = first_batch(p, 1, 2);
+  REQUIRE(part.size() == 3 * 341);
+  for (int64_t k = 0; k < 341; ++k)
+    for (int64_t j = 0; j <= 2; ++j)
+      CHECK(part.items[j * 341 + k].item<int64_t>() ==
+            b.items[j * 682 + 2 * k + 1].item<int64_t>());
+}

@@ -150,6 +150,64 @@ TEST_CASE("the next-item source gives every training sample once an epoch, and r
   }
 }
 
+TEST_CASE("dynamic sampling scores a next-item sample's candidates after its own sequence",
+          "[sequential]") {
+  const SequenceStore s = fixture();
+  std::vector<int64_t> counts(9, 1);
+  // A scorer that prefers high item ids and keeps what it was asked.
+  std::vector<recbole::data::Batch> asked;
+  int64_t told = 0;  // the candidate_num the scorer was told
+  auto scorer = [&](const recbole::data::Batch& b, int64_t candidates) {
+    told = candidates;
+    asked.push_back(b);
+    return b.items.to(torch::kFloat32);
+  };
+  auto walk = [&](int64_t candidates) {
+    recbole::pipeline::SourceSettings settings;
+    settings.batch_size = 4;
+    settings.negatives.distribution = "uniform";
+    settings.negatives.candidate_num = candidates;
+    auto source = recbole::pipeline::make_next_item_source(s, 9, counts, settings);
+    REQUIRE(source->set_candidate_scorer(scorer) == (candidates > 0));
+    source->start_epoch(1);
+    std::vector<recbole::data::Batch> batches;
+    recbole::data::Batch b;
+    while (source->next(b)) batches.push_back(b);
+    return batches;
+  };
+  const auto fixed = walk(0);
+  REQUIRE(asked.empty());
+  const auto one = walk(1);  // one candidate: the static draw, scored and kept
+  for (size_t k = 0; k < fixed.size(); ++k)
+    CHECK(torch::equal(one[k].neg_items, fixed[k].neg_items));
+  asked.clear();
+  const auto dynamic = walk(3);
+  REQUIRE(asked.size() == fixed.size());
+  CHECK(told == 3);
+  int64_t better = 0;
+  for (size_t k = 0; k < dynamic.size(); ++k) {
+    const recbole::data::Batch &b = dynamic[k], &c = asked[k];
+    const int64_t n = b.size();
+    REQUIRE(c.size() == 3 * n);
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t best = 0;
+      for (int64_t m = 0; m < 3; ++m) {
+        // Candidate m of sample j comes with sample j's input sequence and user.
+        CHECK(torch::equal(c.item_seq[m * n + j], b.item_seq[j]));
+        CHECK(c.item_seq_len[m * n + j].item<int64_t>() == b.item_seq_len[j].item<int64_t>());
+        CHECK(c.users[m * n + j].item<int64_t>() == b.users[j].item<int64_t>());
+        const int64_t item = c.items[m * n + j].item<int64_t>();
+        CHECK(item != b.items[j].item<int64_t>());  // never the sample's own target
+        best = std::max(best, item);
+      }
+      CHECK(c.items[j].item<int64_t>() == fixed[k].neg_items[j].item<int64_t>());
+      CHECK(b.neg_items[j].item<int64_t>() == best);
+      better += best > fixed[k].neg_items[j].item<int64_t>();
+    }
+  }
+  CHECK(better > 0);
+}
+
 namespace {
 
 recbole::config::Config seq_config(std::vector<std::pair<std::string, std::string>> extra = {},

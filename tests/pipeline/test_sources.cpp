@@ -215,7 +215,8 @@ TEST_CASE("dynamic sampling keeps the best-scored of candidate_num candidates pe
   const InteractionData data = w.data();
   // A scorer that prefers high item ids and records what it was asked.
   std::vector<std::vector<int64_t>> asked, users;
-  auto scorer = [&](const Batch& b) {
+  auto scorer = [&](const Batch& b, int64_t candidates) {
+    REQUIRE(b.size() % candidates == 0);
     asked.emplace_back(b.items.data_ptr<int64_t>(), b.items.data_ptr<int64_t>() + b.size());
     return b.items.to(torch::kFloat32);
   };

@@ -1,11 +1,12 @@
 // A sequential or context model stopped part-way through an epoch and resumed ends bit for bit
 // where the uninterrupted run ends: the next-item source skips the batches done, negatives
-// included; the labelled-row source skips its rows in the epoch's order. (The general models:
-// test_resume.cpp.)
+// included, dynamic ones too; the labelled-row source skips its rows in the epoch's order. (The
+// general models: test_resume.cpp.)
 #include <catch2/catch.hpp>
 
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 
@@ -102,24 +103,32 @@ void check_resumes(const std::string& name,
 TEST_CASE("a sequential model stopped mid-epoch resumes bit for bit",
           "[trainer][resume][sequential]") {
   // BERT4Rec: its masks are drawn from the generator the checkpoint carries.
+  // "BPR dynamic": the negatives of dynamic sampling, scored by the model at each batch.
   for (const char* model : {"GRU4Rec", "SASRec", "BERT4Rec"})
-    for (const char* loss : {"CE", "BPR"}) {
+    for (const std::string loss : {"CE", "BPR", "BPR dynamic"}) {
       DYNAMIC_SECTION(model << " " << loss) {
         auto config_in = [&](const std::string& dir) {
-          return recbole::testing::model_config(model, {{"epochs", "3"},
-                                                        {"train_batch_size", "32"},
-                                                        {"stopping_step", "100"},
-                                                        {"show_progress", "false"},
-                                                        {"MAX_ITEM_LIST_LENGTH", "5"},
-                                                        {"loss_type", loss},
-                                                        {"checkpoint_dir", dir}});
+          std::vector<std::pair<std::string, std::string>> keys = {
+              {"epochs", "3"},
+              {"train_batch_size", "32"},
+              {"stopping_step", "100"},
+              {"show_progress", "false"},
+              {"MAX_ITEM_LIST_LENGTH", "5"},
+              {"loss_type", loss.substr(0, loss.find(' '))},
+              {"checkpoint_dir", dir}};
+          if (loss == "BPR dynamic")
+            keys.emplace_back("train_neg_sample_args",
+                              "{distribution: uniform, dynamic: true, candidate_num: 3}");
+          return recbole::testing::model_config(model, keys);
         };
         auto train = [](const recbole::config::Config& config, int64_t stop_at,
                         const std::string& resume) {
           const recbole::pipeline::SequentialPipeline task(config, sequences(5), 40, 30);
           return run(config, task, stop_at, resume);
         };
-        check_resumes(std::string(model) + "-" + loss, config_in, train, 5);  // after batch 5
+        std::string tag = std::string(model) + "-" + loss;
+        std::replace(tag.begin(), tag.end(), ' ', '-');
+        check_resumes(tag, config_in, train, 5);  // after batch 5
       }
     }
 }
@@ -169,6 +178,21 @@ TEST_CASE("every context model stopped mid-epoch resumes bit for bit",
       check_resumes(d.name, config_in, run_loaded<recbole::pipeline::ContextPipeline>, 5);
     }
   }
+}
+
+TEST_CASE("a context model with dynamic negative sampling stopped mid-epoch resumes bit for bit",
+          "[trainer][resume][context]") {
+  // FM on the labelled rows with two sampled negatives each, the best of three candidates.
+  auto config_in = [&](const std::string& dir) {
+    return ml100k_config(
+        "FM", dir,
+        {{"val_interval", "{rating: \"[1,1];[5,5]\"}"},
+         {"train_batch_size", "8192"},
+         {"eval_batch_size", "8192"},
+         {"train_neg_sample_args",
+          "{distribution: uniform, sample_num: 2, dynamic: true, candidate_num: 3}"}});
+  };
+  check_resumes("FM-dynamic", config_in, run_loaded<recbole::pipeline::ContextPipeline>, 5);
 }
 
 namespace {

@@ -117,8 +117,8 @@ TEST_CASE("sample_num above train_batch_size is a ConfigError naming both keys",
 
 namespace {
 
-// Passes the batches of the real source through, but draws no dynamic negatives (as the
-// sequential and context sources do not yet).
+// Passes the batches of the real source through, but draws no dynamic negatives (as a source
+// that samples none, the user rows', does not).
 class StaticOnlySource : public recbole::pipeline::TrainingSource {
  public:
   explicit StaticOnlySource(std::unique_ptr<TrainingSource> inner) : inner_(std::move(inner)) {}
