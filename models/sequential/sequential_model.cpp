@@ -76,7 +76,7 @@ torch::Tensor SequentialModel::predict_candidates(const data::Batch& batch, int6
   const int64_t n = rows / candidate_num;
   // Rows [0, n) hold every sequence once. On the CPU they are encoded in parts of kMicroBatch
   // rows on the pool, as train_step's forward runs (encode is thread-safe for it).
-  const int64_t parts = item_embedding_.is_cuda() ? 1 : (n + kMicroBatch - 1) / kMicroBatch;
+  const int64_t parts = item_embedding_.device().is_cpu() ? (n + kMicroBatch - 1) / kMicroBatch : 1;
   const int64_t part_rows = (n + parts - 1) / parts;
   std::vector<torch::Tensor> h(static_cast<size_t>(parts));
   const bool grad = torch::GradMode::is_enabled();

@@ -237,35 +237,37 @@ bool ContextTrainingSource::next(data::Batch& batch) {
     all_rows.push_back(rows[k]);
     items.push_back(rows_.items[static_cast<size_t>(rows[k])]);
   }
-  std::vector<data::Rng> streams;  // one per row: (seed, epoch, position in the epoch)
+  // One stream per row, keyed by (seed, epoch, position in the epoch).
+  std::vector<uint64_t> row_keys;
+  std::vector<data::Rng> streams;
+  row_keys.reserve(b);
   streams.reserve(b);
   const uint64_t epoch_key =
       splitmix64_hash(settings_.seed) ^ splitmix64_hash(static_cast<uint64_t>(epoch_) + 0x5eedULL);
-  for (size_t k = 0; k < b; ++k)
-    streams.emplace_back(epoch_key ^ splitmix64_hash(~static_cast<uint64_t>(positions[k])));
+  for (size_t k = 0; k < b; ++k) {
+    row_keys.push_back(epoch_key ^ splitmix64_hash(~static_cast<uint64_t>(positions[k])));
+    streams.emplace_back(row_keys.back());
+  }
   for (int j = 0; j < sample_num_; ++j)
     for (size_t k = 0; k < b; ++k) {
       all_rows.push_back(rows[k]);
       items.push_back(sampler_->sample(rows_.users[static_cast<size_t>(rows[k])], streams[k]));
     }
-  if (dynamic_) pick_dynamic(rows, positions, epoch_key, all_rows, items);
+  if (dynamic_) pick_dynamic(row_keys, all_rows, items);
   batch = rows_.batch(all_rows, &items, &labels);
   return true;
 }
 
-void ContextTrainingSource::pick_dynamic(const std::vector<int64_t>& rows,
-                                         const std::vector<int64_t>& positions, uint64_t epoch_key,
+void ContextTrainingSource::pick_dynamic(const std::vector<uint64_t>& row_keys,
                                          const std::vector<int64_t>& all_rows,
                                          std::vector<int64_t>& items) const {
   // The negative slots are all_rows[b..]; candidate 0 of a slot is its static draw, the others
-  // come from a second stream of its row's position, so that the static draws stay as they are.
-  const size_t b = rows.size(), n = all_rows.size() - b;
+  // come from a second stream of its row, so that the static draws stay as they are.
+  const size_t b = row_keys.size(), n = all_rows.size() - b;
   const auto c = static_cast<size_t>(dynamic_->candidate_num());
   std::vector<data::Rng> extra;
   extra.reserve(b);
-  for (size_t k = 0; k < b; ++k)
-    extra.emplace_back(epoch_key ^ splitmix64_hash(~static_cast<uint64_t>(positions[k])) ^
-                       0xd1b54a32d192ed03ULL);
+  for (uint64_t key : row_keys) extra.emplace_back(key ^ 0xd1b54a32d192ed03ULL);
   std::vector<int64_t> slot_rows(n * c), candidates(n * c);
   for (size_t k = 0; k < c; ++k)
     for (size_t j = 0; j < n; ++j) {

@@ -130,9 +130,9 @@ class ContextTrainingSource : public TrainingSource {
   std::vector<int64_t> order_;
   int64_t next_ = 0;
 
-  // Replaces the negatives items[rows.size()..] (of all_rows) by their best-scored candidates.
-  void pick_dynamic(const std::vector<int64_t>& rows, const std::vector<int64_t>& positions,
-                    uint64_t epoch_key, const std::vector<int64_t>& all_rows,
+  // Replaces the negatives items[row_keys.size()..] (of all_rows) by their best-scored
+  // candidates; row_keys: the stream key of each of the batch's rows.
+  void pick_dynamic(const std::vector<uint64_t>& row_keys, const std::vector<int64_t>& all_rows,
                     std::vector<int64_t>& items) const;
 };
 
