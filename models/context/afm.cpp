@@ -1,5 +1,6 @@
 #include "models/context/afm.h"
 
+#include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
@@ -28,7 +29,7 @@ torch::Tensor AFM::logits(const data::Batch& batch) {
   torch::Tensor pairs = e.index_select(1, rows_) * e.index_select(1, cols_);  // [B, P, d]
   torch::Tensor score = torch::relu(attention_->forward(pairs)).matmul(h_);   // [B, P]
   torch::Tensor weight = torch::softmax(score, 1).unsqueeze(2);
-  torch::Tensor s = torch::dropout((weight * pairs).sum(1), dropout_, is_training());  // [B, d]
+  torch::Tensor s = layers::dropout((weight * pairs).sum(1), dropout_, is_training());  // [B, d]
   return first_order(batch).squeeze(1) + s.matmul(p_);
 }
 

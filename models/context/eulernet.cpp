@@ -3,6 +3,7 @@
 #include <tuple>
 #include <utility>
 
+#include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
 #include "recbole/config/config.h"
 
@@ -21,8 +22,8 @@ EulerLayerImpl::EulerLayerImpl(int64_t n_in, int64_t n_out, int64_t width, doubl
     implicit_->weight.normal_(0, 0.1);
     implicit_->bias.zero_();
   }
-  drop_ex_ = register_module("drop_ex", torch::nn::Dropout(drop_ex));
-  drop_im_ = register_module("drop_im", torch::nn::Dropout(drop_im));
+  drop_ex_ = drop_ex;
+  drop_im_ = drop_im;
   norm_r_ = register_module("norm_r", torch::nn::LayerNorm(torch::nn::LayerNormOptions({width})));
   norm_p_ = register_module("norm_p", torch::nn::LayerNorm(torch::nn::LayerNormOptions({width})));
 }
@@ -33,13 +34,16 @@ std::pair<torch::Tensor, torch::Tensor> EulerLayerImpl::forward(const torch::Ten
   // Explicit part, in polar form: [B, d, n_in] × Ω → [B, d, n_out] → [B, n_out, d].
   torch::Tensor lambda = 0.5 * torch::log(r * r + p * p + 1e-8);
   torch::Tensor theta = torch::atan2(p, r);
-  lambda =
-      (drop_ex_->forward(lambda.transpose(1, 2)).matmul(omega_) + bias_lambda_).transpose(1, 2);
-  theta = (drop_ex_->forward(theta.transpose(1, 2)).matmul(omega_) + bias_theta_).transpose(1, 2);
+  lambda = (layers::dropout(lambda.transpose(1, 2), drop_ex_, is_training()).matmul(omega_) +
+            bias_lambda_)
+               .transpose(1, 2);
+  theta =
+      (layers::dropout(theta.transpose(1, 2), drop_ex_, is_training()).matmul(omega_) + bias_theta_)
+          .transpose(1, 2);
   torch::Tensor modulus = torch::exp(lambda);
   // Implicit part: one Linear for the real and the imaginary side.
   const auto implicit = [&](const torch::Tensor& x) {
-    return torch::relu(implicit_->forward(drop_im_->forward(x).flatten(1)))
+    return torch::relu(implicit_->forward(layers::dropout(x, drop_im_, is_training()).flatten(1)))
         .view({b, n_out_, width_});
   };
   torch::Tensor out_r = implicit(r) + modulus * torch::cos(theta);

@@ -27,7 +27,7 @@ class EulerLayerImpl : public torch::nn::Module {
   bool apply_norm_;
   torch::Tensor omega_, bias_lambda_, bias_theta_;  // [n_in, n_out], [1, d, n_out] ×2
   torch::nn::Linear implicit_{nullptr};
-  torch::nn::Dropout drop_ex_{nullptr}, drop_im_{nullptr};
+  double drop_ex_, drop_im_;
   torch::nn::LayerNorm norm_r_{nullptr}, norm_p_{nullptr};
 };
 TORCH_MODULE(EulerLayer);

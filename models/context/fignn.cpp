@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
@@ -16,8 +17,7 @@ FiGNN::FiGNN(const ModelContext& ctx)
     throw ConfigError("FiGNN: attention_size " + std::to_string(a) +
                       " is not a multiple of num_heads " + std::to_string(heads));
   att_embedding_ = register_module("att_embedding", torch::nn::Linear(embedding_size_, a));
-  hidden_dropout_ = register_module(
-      "hidden_dropout", torch::nn::Dropout(ctx.config.get_double("hidden_dropout_prob")));
+  hidden_dropout_ = ctx.config.get_double("hidden_dropout_prob");
   attention_ = register_module(
       "attention",
       torch::nn::MultiheadAttention(torch::nn::MultiheadAttentionOptions(a, heads).dropout(
@@ -45,7 +45,8 @@ FiGNN::FiGNN(const ModelContext& ctx)
 torch::Tensor FiGNN::logits(const data::Batch& batch) {
   torch::Tensor e = embed(batch);  // [B, F, d]
   const int64_t b = e.size(0), f = e.size(1), a = attention_size_;
-  torch::Tensor h = hidden_dropout_->forward(att_embedding_->forward(e)).transpose(0, 1);
+  torch::Tensor h =
+      layers::dropout(att_embedding_->forward(e), hidden_dropout_, is_training()).transpose(0, 1);
   h = std::get<0>(attention_->forward(h, h, h)).transpose(0, 1);  // [B, F, A]
   const torch::Tensor h0 = torch::relu(h + residual_->forward(e));
   // Edges: w·[H0_i ; H0_j] = w_left·H0_i + w_right·H0_j, softmax over j without self-loops.

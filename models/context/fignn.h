@@ -20,7 +20,7 @@ class FiGNN : public ContextModel {
  private:
   int64_t attention_size_;
   torch::nn::Linear att_embedding_{nullptr}, residual_{nullptr};
-  torch::nn::Dropout hidden_dropout_{nullptr};
+  double hidden_dropout_;
   torch::nn::MultiheadAttention attention_{nullptr};
   torch::nn::Linear edge_{nullptr};                 // 2A → 1, no bias
   std::vector<torch::Tensor> w_in_, w_out_, bias_;  // per step: [F, A, A], [F, A, A], [A]

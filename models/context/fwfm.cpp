@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
 #include "recbole/config/config.h"
 
@@ -25,7 +26,7 @@ FwFM::FwFM(const ModelContext& ctx) : ContextModel("FwFM", ctx) {
   left_field_ = register_buffer("left_field", torch::tensor(left_field, torch::kInt64));
   right_field_ = register_buffer("right_field", torch::tensor(right_field, torch::kInt64));
   pair_weights_ = register_buffer("pair_weights", torch::randn({k, k}));
-  dropout_ = register_module("dropout", torch::nn::Dropout(ctx.config.get_double("dropout_prob")));
+  dropout_ = ctx.config.get_double("dropout_prob");
   finish(/*init_linears=*/false);
 }
 
@@ -33,7 +34,7 @@ torch::Tensor FwFM::logits(const data::Batch& batch) {
   torch::Tensor e = embed(batch);                                                       // [B, F, d]
   torch::Tensor r = pair_weights_.index({left_field_, right_field_}).view({1, -1, 1});  // [1, P, 1]
   torch::Tensor v = (e.index_select(1, left_) * e.index_select(1, right_) * r).sum(1);  // [B, d]
-  return first_order(batch).squeeze(1) + dropout_->forward(v).sum(1);
+  return first_order(batch).squeeze(1) + layers::dropout(v, dropout_, is_training()).sum(1);
 }
 
 RECBOLE_REGISTER_MODEL(FwFM) {

@@ -18,7 +18,7 @@ class FwFM : public ContextModel {
   torch::Tensor left_, right_;              // [P] int64: the E positions i < j of each pair
   torch::Tensor left_field_, right_field_;  // [P] int64: their fields F_i, F_j
   torch::Tensor pair_weights_;              // [K, K] float32, N(0, 1), K fields
-  torch::nn::Dropout dropout_{nullptr};
+  double dropout_;                          // on the pooled pair products
 };
 
 }  // namespace recbole::models

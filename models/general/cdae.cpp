@@ -1,6 +1,7 @@
 #include "models/general/cdae.h"
 
 #include "models/layers/autoencoder.h"
+#include "models/layers/dropout.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/mlp.h"
@@ -28,7 +29,7 @@ CDAE::CDAE(const ModelContext& ctx)
 
 torch::Tensor CDAE::forward(const torch::Tensor& rows, const torch::Tensor& users) {
   const torch::Tensor corrupted =
-      corruption_ratio_ > 0 ? torch::dropout(rows, corruption_ratio_, is_training()) : rows;
+      corruption_ratio_ > 0 ? layers::dropout(rows, corruption_ratio_, is_training()) : rows;
   const torch::Tensor h = layers::activate(
       h_item_->forward(corrupted) + user_embedding_.index_select(0, users), hid_activation_);
   return out_layer_->forward(h);

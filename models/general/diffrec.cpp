@@ -7,6 +7,7 @@
 #include <string>
 
 #include "models/layers/autoencoder.h"
+#include "models/layers/dropout.h"
 #include "models/layers/init.h"
 #include "recbole/config/config.h"
 #include "recbole/data/split.h"
@@ -166,7 +167,7 @@ torch::Tensor DiffRec::denoise(const torch::Tensor& x, const torch::Tensor& t) {
   const torch::Tensor emb = time_layer_->forward(timestep_embedding(t, time_width_));
   const torch::Tensor h = normalise_input_
                               ? layers::normalized_dropout(x, kInputDropout, is_training())
-                              : torch::dropout(x, kInputDropout, is_training());
+                              : layers::dropout(x, kInputDropout, is_training());
   return mlp_->forward(torch::cat({h, emb}, 1));
 }
 

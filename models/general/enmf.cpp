@@ -1,6 +1,7 @@
 #include "models/general/enmf.h"
 
 #include "models/layers/autoencoder.h"
+#include "models/layers/dropout.h"
 #include "models/layers/history.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
@@ -42,7 +43,7 @@ torch::Tensor ENMF::calculate_loss(const data::Batch& batch) {
   const torch::Tensor& users = batch.users;
   const torch::Tensor h = h_->weight.view({-1});  // [d]
   const torch::Tensor p = lookup_without_pad_grad(user_embedding_, users);
-  const torch::Tensor p_drop = torch::dropout(p, dropout_prob_, is_training());
+  const torch::Tensor p_drop = layers::dropout(p, dropout_prob_, is_training());
   // History lookups send no gradient into q_0 either (padding_idx).
   const torch::Tensor q_lookup =
       torch::cat({item_embedding_.slice(0, 0, 1).detach(), item_embedding_.slice(0, 1)});

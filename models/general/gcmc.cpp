@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
 #include "recbole/config/config.h"
 
@@ -54,7 +55,7 @@ std::pair<torch::Tensor, torch::Tensor> GCMC::encode() const {
     h = h * device_manager().place(keep).unsqueeze(1);
   }
   torch::Tensor z = torch::relu(layers::spmm(adjacency_, h));
-  z = torch::dropout(z, dropout_prob_, is_training());
+  z = layers::dropout(z, dropout_prob_, is_training());
   z = torch::matmul(z, dense_weight_.t());
   return {z.slice(0, 0, n_users()), z.slice(0, n_users())};
 }

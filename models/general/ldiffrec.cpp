@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/layers/autoencoder.h"
+#include "models/layers/dropout.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
@@ -57,7 +58,7 @@ LDiffRec::LDiffRec(const ModelContext& ctx)
 }
 
 LDiffRec::Code LDiffRec::encode(const torch::Tensor& rows) {
-  const torch::Tensor input = torch::dropout(rows, kEncoderDropout, is_training());
+  const torch::Tensor input = layers::dropout(rows, kEncoderDropout, is_training());
   const torch::Tensor hidden = encoder_->forward(input);
   const torch::Tensor mu = hidden.narrow(1, 0, latent_);
   const torch::Tensor logvar = hidden.narrow(1, latent_, latent_);

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "models/layers/dropout.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
@@ -118,8 +119,8 @@ std::pair<torch::Tensor, torch::Tensor> KGIN::propagate(uint64_t seed) {
     const torch::Tensor beta = torch::softmax(u.mm(latent_embedding_.t()), 1);
     torch::Tensor u_next = beta.mm(intents) * m + m;
     if (mess_rate_ > 0 && is_training()) {
-      e_next = torch::dropout(e_next, mess_rate_, true);
-      u_next = torch::dropout(u_next, mess_rate_, true);
+      e_next = layers::dropout(e_next, mess_rate_, true);
+      u_next = layers::dropout(u_next, mess_rate_, true);
     }
     e = F::normalize(e_next, F::NormalizeFuncOptions().dim(1));
     u = F::normalize(u_next, F::NormalizeFuncOptions().dim(1));

@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/dropout.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
@@ -193,8 +194,8 @@ std::pair<torch::Tensor, torch::Tensor> MCCLK::structural(const layers::KgEdges&
     const torch::Tensor beta = torch::softmax(u.mm(relation_embedding_.t()), 1);
     torch::Tensor u_next = m + beta.mm(relation_embedding_) * m;
     if (mess_rate_ > 0 && is_training()) {
-      e_next = torch::dropout(e_next, mess_rate_, true);
-      u_next = torch::dropout(u_next, mess_rate_, true);
+      e_next = layers::dropout(e_next, mess_rate_, true);
+      u_next = layers::dropout(u_next, mess_rate_, true);
     }
     e = normalized(e_next);
     u = normalized(u_next);
@@ -212,7 +213,7 @@ torch::Tensor MCCLK::item_aggregation(const layers::KgEdges& edges) {
   for (int64_t hop = 0; hop < hops_; ++hop) {
     torch::Tensor next =
         layers::scatter_mean(e.index_select(0, edges.tails) * q, edges.heads, n_entities_);
-    if (mess_rate_ > 0 && is_training()) next = torch::dropout(next, mess_rate_, true);
+    if (mess_rate_ > 0 && is_training()) next = layers::dropout(next, mess_rate_, true);
     e = normalized(next);
     es.push_back(e);
   }

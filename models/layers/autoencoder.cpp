@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "models/layers/dropout.h"
 #include "recbole/data/dense_rows.h"
 
 namespace recbole::models::layers {
@@ -20,7 +21,7 @@ torch::Tensor user_rows(const data::Batch& batch, const data::InteractionMatrix&
 torch::Tensor normalized_dropout(const torch::Tensor& x, double p, bool training) {
   namespace F = torch::nn::functional;
   torch::Tensor h = F::normalize(x, F::NormalizeFuncOptions().dim(1));
-  return p > 0 ? torch::dropout(h, p, training) : h;
+  return p > 0 ? layers::dropout(h, p, training) : h;
 }
 
 torch::Tensor reparameterize(const torch::Tensor& mu, const torch::Tensor& logvar, double noise_std,

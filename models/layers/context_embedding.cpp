@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "models/layers/dropout.h"
 #include "models/layers/mlp.h"
 #include "recbole/utils/error.h"
 
@@ -352,7 +353,7 @@ ContextMLPImpl::ContextMLPImpl(std::vector<int64_t> sizes, double dropout, std::
 
 torch::Tensor ContextMLPImpl::forward(torch::Tensor x) {
   for (size_t k = 0; k < linears_.size(); ++k) {
-    if (dropout_ > 0) x = torch::dropout(x, dropout_, is_training());
+    if (dropout_ > 0) x = layers::dropout(x, dropout_, is_training());
     x = linears_[k]->forward(x);
     if (!norms_.empty()) {
       if (is_training() && x.size(0) == 1)

@@ -1,5 +1,6 @@
 #include "models/layers/mlp.h"
 
+#include "models/layers/dropout.h"
 #include "recbole/utils/error.h"
 
 namespace recbole::models::layers {
@@ -35,7 +36,7 @@ MLPImpl::MLPImpl(std::vector<int64_t> sizes, double dropout, std::string activat
 
 torch::Tensor MLPImpl::forward(torch::Tensor x) {
   for (size_t k = 0; k < linears_.size(); ++k) {
-    if (dropout_ > 0) x = torch::dropout(x, dropout_, is_training());
+    if (dropout_ > 0) x = layers::dropout(x, dropout_, is_training());
     x = linears_[k]->forward(x);
     if (k + 1 < linears_.size() || last_activation_) x = activate(x, activation_);
   }

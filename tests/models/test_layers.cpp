@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include <torch/torch.h>
@@ -29,6 +30,7 @@
 #include "recbole/utils/error.h"
 #include "recbole/utils/thread_pool.h"
 #include "tests/models/model_fixture.h"
+#include "tests/source_lint.h"
 
 namespace layers = recbole::models::layers;
 using recbole::testing::dense;
@@ -563,6 +565,18 @@ TEST_CASE("a dropout key scope replaces the generator on its thread and nests",
   }
   torch::manual_seed(3);
   CHECK(layers::dropout(x, 0.5, true).equal(from_generator));  // the generator, untouched
+}
+
+TEST_CASE("models draw their dropout masks through layers::dropout", "[models][layers]") {
+  // libtorch's CPU Bernoulli kernel draws a 64-bit word per element: a third of a DeepFM or
+  // NeuMF epoch went there (perf) before their MLPs used layers::dropout. A model that calls
+  // torch's dropout (or holds a torch::nn::Dropout) fails here; layers/dropout.cpp itself hands
+  // other devices to torch::dropout. (MultiheadAttention's own attention dropout stays torch's.)
+  const std::string offenders = recbole::testing::lines_containing(
+      {"models"}, {"torch::dropout(", "nn::Dropout", "F::dropout(", "functional::dropout("},
+      {"dropout.cpp"});
+  INFO("torch dropout at: " << offenders);
+  REQUIRE(offenders.empty());
 }
 
 namespace {

@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -16,6 +14,7 @@
 #include "recbole/utils/error.h"
 #include "recbole/utils/thread_pool.h"
 #include "tests/scoped_env.h"
+#include "tests/source_lint.h"
 
 using recbole::DeviceManager;
 using recbole::DeviceSettings;
@@ -111,28 +110,11 @@ TEST_CASE("only the device manager moves tensors between devices", "[device]") {
   // The invariant behind "scores on the CPU while the model is on the GPU": models, the trainer
   // and the run API create tensors with the manager's options and move them only through
   // DeviceManager::place / to_host. A direct .to(device)/.cuda()/.cpu() elsewhere fails here.
-  namespace fs = std::filesystem;
-  const std::vector<std::string> forbidden = {".to(torch::kCPU", ".to(torch::kCUDA", ".cuda()",
-                                              ".cpu()", ".to(device"};
-  std::vector<std::string> offenders;
-  for (const char* dir : {"models", "trainer", "recbole"}) {
-    for (const auto& entry : fs::recursive_directory_iterator(fs::path(RECBOLE_SOURCE_DIR) / dir)) {
-      const std::string path = entry.path().string();
-      if (!entry.is_regular_file() || path.find("device_manager") != std::string::npos) continue;
-      if (entry.path().extension() != ".cpp" && entry.path().extension() != ".h") continue;
-      std::ifstream in(path);
-      std::string line;
-      for (int n = 1; std::getline(in, line); ++n)
-        for (const auto& f : forbidden)
-          if (line.find(f) != std::string::npos)
-            offenders.push_back(path + ":" + std::to_string(n));
-    }
-  }
-  INFO("direct device moves at: " << [&] {
-    std::string s;
-    for (auto& o : offenders) s += o + " ";
-    return s;
-  }());
+  const std::string offenders = recbole::testing::lines_containing(
+      {"models", "trainer", "recbole"},
+      {".to(torch::kCPU", ".to(torch::kCUDA", ".cuda()", ".cpu()", ".to(device"},
+      {"device_manager"});
+  INFO("direct device moves at: " << offenders);
   REQUIRE(offenders.empty());
 }
 
