@@ -19,10 +19,8 @@ AutoInt::AutoInt(const ModelContext& ctx) : ContextModel("AutoInt", ctx) {
                       " is not a multiple of num_heads " + std::to_string(heads));
   att_embedding_ = register_module("att_embedding", torch::nn::Linear(embedding_size_, a));
   for (int64_t l = 0; l < ctx.config.get_int("n_layers"); ++l)
-    attention_.push_back(
-        register_module("attention" + std::to_string(l),
-                        torch::nn::MultiheadAttention(
-                            torch::nn::MultiheadAttentionOptions(a, heads).dropout(dropout[0]))));
+    attention_.push_back(register_module("attention" + std::to_string(l),
+                                         layers::MultiHeadSelfAttention(a, heads, dropout[0])));
   if (!ctx.config.is_null("has_residual") && ctx.config.get_bool("has_residual"))
     residual_ = register_module("residual", torch::nn::Linear(embedding_size_, a));
   att_output_ = register_module("att_output", torch::nn::Linear(num_fields_ * a, 1));
@@ -33,10 +31,9 @@ AutoInt::AutoInt(const ModelContext& ctx) : ContextModel("AutoInt", ctx) {
 }
 
 torch::Tensor AutoInt::logits(const data::Batch& batch) {
-  torch::Tensor e = embed(batch);                                // [B, F, d]
-  torch::Tensor h = att_embedding_->forward(e).transpose(0, 1);  // [F, B, A] (sequence first)
-  for (auto& att : attention_) h = std::get<0>(att->forward(h, h, h));
-  h = h.transpose(0, 1);
+  torch::Tensor e = embed(batch);                // [B, F, d]
+  torch::Tensor h = att_embedding_->forward(e);  // [B, F, A]
+  for (auto& att : attention_) h = att->forward(h);
   if (residual_) h = h + residual_->forward(e);
   torch::Tensor att = att_output_->forward(torch::relu(h).flatten(1));
   torch::Tensor deep = deep_output_->forward(mlp_->forward(e.flatten(1)));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/context/context_model.h"
+#include "models/layers/self_attention.h"
 
 namespace recbole::models {
 
@@ -17,7 +18,7 @@ class AutoInt : public ContextModel {
 
  private:
   torch::nn::Linear att_embedding_{nullptr}, residual_{nullptr}, att_output_{nullptr};
-  std::vector<torch::nn::MultiheadAttention> attention_;
+  std::vector<layers::MultiHeadSelfAttention> attention_;
   layers::ContextMLP mlp_{nullptr};
   torch::nn::Linear deep_output_{nullptr};
 };

@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "models/layers/backward_parts.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
@@ -115,17 +116,17 @@ void ContextModel::finish(bool init_linears) {
   to(device_manager().device());
 }
 
-torch::Tensor ContextModel::calculate_loss(const data::Batch& batch) {
+torch::Tensor ContextModel::row_loss(const data::Batch& batch) {
   torch::Tensor z = logits(batch);
   const torch::Tensor& y = batch.labels;
-  torch::Tensor loss;
-  if (probability_output()) {
-    // PyTorch's BCELoss: each log clamped at -100, and a backward that stays finite where the
-    // probability saturates at 0 or 1 (clamping log(z) by hand gives 0 · inf = NaN there).
-    loss = torch::binary_cross_entropy(z, y);
-  } else {
-    loss = torch::binary_cross_entropy_with_logits(z, y);
-  }
+  // PyTorch's BCELoss: each log clamped at -100, and a backward that stays finite where the
+  // probability saturates at 0 or 1 (clamping log(z) by hand gives 0 · inf = NaN there).
+  if (probability_output()) return torch::binary_cross_entropy(z, y);
+  return torch::binary_cross_entropy_with_logits(z, y);
+}
+
+torch::Tensor ContextModel::calculate_loss(const data::Batch& batch) {
+  torch::Tensor loss = row_loss(batch);
   torch::Tensor reg = regularizer();
   return reg.defined() ? loss + reg : loss;
 }
@@ -231,13 +232,41 @@ torch::Tensor ContextModel::closed_form_backward(const data::Batch& batch) {
   return torch::tensor(static_cast<float>(loss / static_cast<double>(b)));
 }
 
+bool ContextModel::trains_in_parts() const {
+  const std::vector<torch::Tensor> params = parameters();
+  if (std::any_of(params.begin(), params.end(),
+                  [](const torch::Tensor& p) { return !p.device().is_cpu(); }))
+    return false;
+  for (const auto& m : modules(/*include_self=*/false))
+    if (m->as<torch::nn::BatchNorm1d>()) return false;
+  return true;
+}
+
 torch::Tensor ContextModel::train_step(const data::Batch& batch, TrainStep& step) {
-  if (!closed_form_applies()) return Model::train_step(batch, step);
-  step.optimizer().zero_grad();
-  torch::Tensor loss = closed_form_backward(batch);
+  if (closed_form_applies()) {
+    step.optimizer().zero_grad();
+    torch::Tensor loss = closed_form_backward(batch);
+    step.finish_gradients();
+    step.optimizer().step();
+    return loss;
+  }
+  if (!trains_in_parts()) return Model::train_step(batch, step);
+  const int64_t rows = batch.size();
+  const torch::Tensor total = layers::backward_parts(
+      parameters(), (rows + kPartRows - 1) / kPartRows,
+      [&](int64_t k) {
+        const int64_t start = k * kPartRows, n = std::min(kPartRows, rows - start);
+        data::Batch part = batch;
+        part.for_each_column([&](torch::Tensor& t) { t = t.narrow(0, start, n); });
+        torch::Tensor loss = row_loss(part) * (static_cast<double>(n) / static_cast<double>(rows));
+        if (k > 0) return loss;
+        torch::Tensor reg = regularizer();  // once per batch, with the first part
+        return reg.defined() ? loss + reg : loss;
+      },
+      [&](const torch::Tensor& loss) { device_manager().check(loss, name(), "loss"); });
   step.finish_gradients();
   step.optimizer().step();
-  return loss;
+  return total;
 }
 
 torch::Tensor ContextModel::full_sort_predict(const data::Batch& batch) {

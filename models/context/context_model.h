@@ -31,6 +31,10 @@ class ContextModel : public Model {
   // each log clamped at -100 as PyTorch's BCELoss.
   virtual bool probability_output() const { return false; }
 
+  // The loss less the regulariser: a mean over the batch's rows of a per-row term (binary
+  // cross-entropy with the logits, or on the probabilities with probability_output()).
+  virtual torch::Tensor row_loss(const data::Batch& batch);
+  // row_loss(batch) + regularizer().
   torch::Tensor calculate_loss(const data::Batch& batch) override;
   torch::Tensor predict(const data::Batch& batch) override;
   // batch: users [B] and every user-side input field ([B, ...], Batch::features) on the
@@ -39,9 +43,20 @@ class ContextModel : public Model {
   // RecBole's evaluation of a context model. ConfigError when the model reads an
   // interaction-side field, which a (user, item) pair that never met has no value for.
   torch::Tensor full_sort_predict(const data::Batch& batch) override;
-  // With a closed form (closed_form_backward applies) the step runs without autograd;
-  // otherwise Model's.
+  // With a closed form (closed_form_backward applies) the step runs without autograd; when
+  // trains_in_parts(), in parts of kPartRows rows on the CPU pool (layers::backward_parts: the
+  // batch's loss and gradient, each part's dropout keyed by its index, whatever the thread
+  // count); otherwise Model's.
   torch::Tensor train_step(const data::Batch& batch, TrainStep& step) override;
+  // Why parts: a context step is some hundred small libtorch ops on [B, 10..400] tensors, and
+  // their dispatch and element-wise passes, not the GEMMs, are most of it (DeepFM: sgemm ~40 %
+  // in perf); two parts keep both cores busy. 1024 rows: two parts of the default 2048-row
+  // batch; 512-row parts were no faster on 2 cores.
+  static constexpr int64_t kPartRows = 1024;
+  // Whether a step can run in parts: parameters on the CPU, and no BatchNorm (its statistics
+  // are the whole batch's). (Nothing under models/ draws training randomness from libtorch's
+  // generator but layers::dropout, which keys each part: a test keeps it so.)
+  bool trains_in_parts() const;
 
   // The logit's closed form, when a model's logits() is one of these (LR, FM):
   //   kFirstOrder: the first-order part;

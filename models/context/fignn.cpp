@@ -20,8 +20,7 @@ FiGNN::FiGNN(const ModelContext& ctx)
   hidden_dropout_ = ctx.config.get_double("hidden_dropout_prob");
   attention_ = register_module(
       "attention",
-      torch::nn::MultiheadAttention(torch::nn::MultiheadAttentionOptions(a, heads).dropout(
-          ctx.config.get_double("attn_dropout_prob"))));
+      layers::MultiHeadSelfAttention(a, heads, ctx.config.get_double("attn_dropout_prob")));
   residual_ = register_module("residual", torch::nn::Linear(embedding_size_, a));
   edge_ =
       register_module("edge", torch::nn::Linear(torch::nn::LinearOptions(2 * a, 1).bias(false)));
@@ -45,9 +44,8 @@ FiGNN::FiGNN(const ModelContext& ctx)
 torch::Tensor FiGNN::logits(const data::Batch& batch) {
   torch::Tensor e = embed(batch);  // [B, F, d]
   const int64_t b = e.size(0), f = e.size(1), a = attention_size_;
-  torch::Tensor h =
-      layers::dropout(att_embedding_->forward(e), hidden_dropout_, is_training()).transpose(0, 1);
-  h = std::get<0>(attention_->forward(h, h, h)).transpose(0, 1);  // [B, F, A]
+  torch::Tensor h = attention_->forward(
+      layers::dropout(att_embedding_->forward(e), hidden_dropout_, is_training()));  // [B, F, A]
   const torch::Tensor h0 = torch::relu(h + residual_->forward(e));
   // Edges: w·[H0_i ; H0_j] = w_left·H0_i + w_right·H0_j, softmax over j without self-loops.
   const torch::Tensor w = edge_->weight.view({2, a});

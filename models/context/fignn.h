@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/context/context_model.h"
+#include "models/layers/self_attention.h"
 
 namespace recbole::models {
 
@@ -21,7 +22,7 @@ class FiGNN : public ContextModel {
   int64_t attention_size_;
   torch::nn::Linear att_embedding_{nullptr}, residual_{nullptr};
   double hidden_dropout_;
-  torch::nn::MultiheadAttention attention_{nullptr};
+  layers::MultiHeadSelfAttention attention_{nullptr};
   torch::nn::Linear edge_{nullptr};                 // 2A → 1, no bias
   std::vector<torch::Tensor> w_in_, w_out_, bias_;  // per step: [F, A, A], [F, A, A], [A]
   torch::nn::GRUCell gru_{nullptr};

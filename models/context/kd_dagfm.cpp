@@ -121,8 +121,8 @@ torch::Tensor KDDAGFM::logits(const data::Batch& batch) {
   return torch::sigmoid(student_logit(phase_ == Phase::kDistillation ? e.detach() : e));
 }
 
-torch::Tensor KDDAGFM::calculate_loss(const data::Batch& batch) {
-  if (phase_ != Phase::kDistillation) return ContextModel::calculate_loss(batch);
+torch::Tensor KDDAGFM::row_loss(const data::Batch& batch) {
+  if (phase_ != Phase::kDistillation) return ContextModel::row_loss(batch);
   const torch::Tensor e = embed(batch).detach();
   const torch::Tensor student = student_logit(e);
   torch::Tensor teacher;

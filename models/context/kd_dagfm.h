@@ -32,7 +32,9 @@ class KDDAGFM : public ContextModel {
   // The probability of the phase's network: the teacher's while training it, else the student's.
   torch::Tensor logits(const data::Batch& batch) override;
   bool probability_output() const override { return true; }
-  torch::Tensor calculate_loss(const data::Batch& batch) override;
+  // Distillation: α · BCE(σ(student), y) + β · mean (teacher − student)², both means over the
+  // rows (the teacher frozen); the other phases: ContextModel's.
+  torch::Tensor row_loss(const data::Batch& batch) override;
   // The networks' logits (before σ) over E [B, F, d] → [B].
   torch::Tensor teacher_logit(const torch::Tensor& e);
   torch::Tensor student_logit(const torch::Tensor& e);

@@ -5,7 +5,8 @@
 // Why: a sequential model's step is hundreds of small libtorch ops and GEMMs ([512, 64] ×
 // [64, 192] and the like). On one libtorch intra-op thread (the house rule, see
 // recbole/utils/thread_pool.h) a step used one core, and OpenBLAS's second thread spent about a
-// third of GRU4Rec's epoch in sched_yield (perf). Here each part runs whole on one pool thread
+// third of GRU4Rec's epoch in sched_yield (perf); a context model's step (DeepFM's) is mostly
+// such ops' dispatch and element-wise passes. Here each part runs whole on one pool thread
 // with single-threaded BLAS, and libtorch's autograd runs concurrent backward passes of
 // separate graphs (each on its calling thread; the parameters are only read).
 //

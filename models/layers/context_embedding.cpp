@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "models/layers/backward_parts.h"
 #include "models/layers/dropout.h"
 #include "models/layers/mlp.h"
 #include "recbole/utils/error.h"
@@ -116,7 +117,10 @@ torch::Tensor ContextEmbeddingImpl::forward(const data::Batch& batch) {
     std::vector<torch::Tensor> ids;
     for (const data::FeatureSpec& f : fields_.token) ids.push_back(feature(batch, f.name));
     torch::Tensor all = torch::stack(ids, 1) + token_offsets_.unsqueeze(0);  // [B, n_token]
-    parts.push_back(token_table_->forward(all));
+    // gather_rows: inside a training part (layers::backward_parts) its gradient holds the
+    // part's rows only, not a zeroed copy of the whole table per part.
+    parts.push_back(layers::gather_rows(token_table_->weight, all.reshape(-1))
+                        .view({all.size(0), all.size(1), width_}));
   }
   for (size_t k = 0; k < fields_.float_seq.size(); ++k) {
     const torch::Tensor& v = feature(batch, fields_.float_seq[k].name);  // [B, L, 2]

@@ -1,5 +1,6 @@
 #pragma once
 // A tiny synthetic dataset and the objects a model is built from, shared by the model tests.
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -186,6 +187,32 @@ class ZeroStep : public models::TrainStep {
  private:
   torch::optim::SGD sgd_;
 };
+
+// Three copies of b's rows in a random order: a batch larger than one training part, whose
+// parts mix the rows.
+inline data::Batch three_shuffled_copies(data::Batch b) {
+  const torch::Tensor order = torch::randperm(3 * b.size(), torch::kInt64);
+  b.for_each_column([&](torch::Tensor& t) { t = torch::cat({t, t, t}).index_select(0, order); });
+  return b;
+}
+
+// Checks that m.train_step(b) — which may cut the batch into parts — gives the loss and every
+// gradient of calculate_loss(b).backward() (the parameters that loss reaches; at least one).
+inline void check_step_equals_whole_batch(models::Model& m, const data::Batch& b) {
+  const torch::Tensor whole = m.calculate_loss(b);
+  whole.backward();
+  std::map<std::string, torch::Tensor> expected;
+  for (const auto& p : m.named_parameters())
+    if (p.value().grad().defined()) expected[p.key()] = p.value().grad().clone();
+  REQUIRE_FALSE(expected.empty());
+  ZeroStep step(m);
+  const torch::Tensor parts = m.train_step(b, step);
+  CHECK(parts.item<double>() == Approx(whole.item<double>()).epsilon(1e-5));
+  for (const auto& [name, grad] : expected) {
+    INFO(name);
+    CHECK(torch::allclose(m.named_parameters()[name].grad(), grad, 1e-4, 1e-6));
+  }
+}
 
 // Draws every parameter from N(0, std²) (fixed seed), so that scores are far from what the
 // initialisation gives and a formula that ignores a parameter shows.

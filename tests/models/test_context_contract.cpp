@@ -3,7 +3,7 @@
 // [B] float32 probabilities in [0, 1] on the device; a fixed seed repeats exactly; a save/load
 // round trip gives identical scores; full_sort_predict's row of a user is predict over the
 // rows (user, item) of every item. LR's and FM's
-// closed-form step gives autograd's loss and gradients.
+// closed-form step gives autograd's loss and gradients, and a step in parts the whole batch's.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -63,6 +63,15 @@ struct ContextRun {
                                            recbole::data::DatasetOptions::from_config(config))),
         pipeline(config, dataset, split),
         device(recbole::DeviceManager::from_config(config)) {}
+
+  // The model afresh from the base seed, as a ContextModel.
+  std::shared_ptr<recbole::models::ContextModel> fresh() {
+    device.seed(device.base_seed());
+    auto m = std::dynamic_pointer_cast<recbole::models::ContextModel>(
+        recbole::models::create_model(config.model(), pipeline.model_context(device)));
+    REQUIRE(m);
+    return m;
+  }
 
   std::shared_ptr<Model> trained() {
     device.seed(device.base_seed());
@@ -213,14 +222,10 @@ TEST_CASE("xDeepFM's CIN is RecBole's width-1 convolution over [B, H·F, d]", "[
 
 TEST_CASE("LR's and FM's closed-form step equals autograd's loss and gradients",
           "[context][models]") {
-  using recbole::models::ContextModel;
   for (const std::string name : {"LR", "FM"}) {
     DYNAMIC_SECTION(name) {
       ContextRun run(name);
-      run.device.seed(run.device.base_seed());
-      auto m = std::dynamic_pointer_cast<ContextModel>(
-          recbole::models::create_model(name, run.pipeline.model_context(run.device)));
-      REQUIRE(m);
+      auto m = run.fresh();
       REQUIRE(m->closed_form_applies());
       auto source = run.pipeline.training_source(m->input_type(), name, 0, 1);
       source->start_epoch(0);
@@ -250,10 +255,37 @@ TEST_CASE("LR's and FM's closed-form step equals autograd's loss and gradients",
       CHECK(torch::allclose(m->predict(batch), autograd_scores, 1e-5, 1e-7));
     }
   }
-  ContextRun deep("DeepFM");
-  auto m = std::dynamic_pointer_cast<ContextModel>(
-      recbole::models::create_model("DeepFM", deep.pipeline.model_context(deep.device)));
-  CHECK_FALSE(m->closed_form_applies());
+  CHECK_FALSE(ContextRun("DeepFM").fresh()->closed_form_applies());
+}
+
+TEST_CASE("context models train a batch in parts to the whole batch's loss and gradient",
+          "[context][models]") {
+  // train_step cuts a batch into parts of kPartRows rows, each a forward and backward pass on
+  // the pool, the regulariser with the first: the same loss and gradient as the batch in one
+  // piece. Dropout off (eval mode), so that the parts' dropout keys do not enter. Models with
+  // BatchNorm (the whole batch's statistics) step whole.
+  using recbole::models::ContextModel;
+  for (const auto& descriptor : recbole::models::registered_models()) {
+    if (descriptor.task != recbole::models::Task::kContext) continue;
+    const std::string& name = descriptor.name;
+    DYNAMIC_SECTION(name) {
+      ContextRun run(name);
+      auto m = run.fresh();
+      const bool whole_batch = name == "DCN" || name == "DCNV2" || name == "NFM" || name == "DSSM";
+      CHECK(m->trains_in_parts() == (!whole_batch && run.device.device().is_cpu()));
+      if (m->closed_form_applies() || !m->trains_in_parts()) continue;
+      recbole::testing::scramble(*m, 0.3);
+      m->eval();
+      auto source = run.pipeline.training_source(m->input_type(), name, 0, 1);
+      source->start_epoch(0);
+      recbole::data::Batch b;
+      REQUIRE(source->next(b));
+      // Three copies of the batch in a random order: two parts, the second shorter.
+      b = recbole::testing::three_shuffled_copies(b);
+      REQUIRE(b.size() > ContextModel::kPartRows);
+      recbole::testing::check_step_equals_whole_batch(*m, run.device.place(b));
+    }
+  }
 }
 
 namespace {

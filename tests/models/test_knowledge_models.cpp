@@ -293,20 +293,10 @@ TEST_CASE("KGCN and KGNNLS train a batch in parts to the whole batch's loss and 
       b.users = torch::randint(1, d.n_users, {2500}, torch::kInt64);
       b.items = torch::randint(1, d.n_items, {2500}, torch::kInt64);
       b.neg_items = torch::randint(1, d.n_items, {2500}, torch::kInt64);
-      b = h.device.place(b);
-      const torch::Tensor whole = m->calculate_loss(b);
-      whole.backward();
-      std::map<std::string, torch::Tensor> expected;
-      for (const auto& p : m->named_parameters()) {
-        REQUIRE(p.value().grad().defined());
-        expected[p.key()] = p.value().grad().clone();
-      }
-      recbole::testing::ZeroStep step(*m);
-      const torch::Tensor parts = m->train_step(b, step);
-      CHECK(parts.item<double>() == Approx(whole.item<double>()).epsilon(1e-5));
+      recbole::testing::check_step_equals_whole_batch(*m, h.device.place(b));
       for (const auto& p : m->named_parameters()) {
         INFO(p.key());
-        CHECK(torch::allclose(p.value().grad(), expected.at(p.key()), 1e-4, 1e-6));
+        CHECK(p.value().grad().defined());  // the loss reaches every parameter
       }
     }
   }

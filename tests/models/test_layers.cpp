@@ -26,6 +26,7 @@
 #include "models/layers/ngcf_layer.h"
 #include "models/layers/patch_conv.h"
 #include "models/layers/residual_norm.h"
+#include "models/layers/self_attention.h"
 #include "models/layers/sequence.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/thread_pool.h"
@@ -567,14 +568,69 @@ TEST_CASE("a dropout key scope replaces the generator on its thread and nests",
   CHECK(layers::dropout(x, 0.5, true).equal(from_generator));  // the generator, untouched
 }
 
+TEST_CASE("MultiHeadSelfAttention is libtorch's MultiheadAttention with keyed dropout",
+          "[models][layers]") {
+  const int64_t width = 16, heads = 4;
+  torch::manual_seed(3);
+  torch::nn::MultiheadAttention theirs(torch::nn::MultiheadAttentionOptions(width, heads));
+  torch::manual_seed(3);
+  layers::MultiHeadSelfAttention ours(width, heads, 0.0);
+  // The same parameters by name, drawn alike from the same seed.
+  const auto mine = ours->named_parameters();
+  REQUIRE(mine.size() == theirs->named_parameters().size());
+  for (const auto& p : theirs->named_parameters()) {
+    INFO(p.key());
+    REQUIRE(mine.contains(p.key()));
+    CHECK(torch::equal(mine[p.key()], p.value()));
+  }
+  {  // Perturbed, so that biases that start at zero enter.
+    torch::NoGradGuard no_grad;
+    for (auto& p : theirs->named_parameters()) {
+      p.value().add_(torch::randn_like(p.value()) * 0.1);
+      mine[p.key()].copy_(p.value());
+    }
+  }
+  // Outputs and every gradient (a weighted sum of the outputs), batch first against sequence
+  // first.
+  const torch::Tensor x0 = torch::randn({5, 7, width});
+  const torch::Tensor weights = torch::randn({5, 7, width});
+  const torch::Tensor x1 = x0.clone().requires_grad_(), x2 = x0.clone().requires_grad_();
+  const torch::Tensor out1 = ours->forward(x1);
+  const torch::Tensor t = x2.transpose(0, 1);
+  const torch::Tensor out2 = std::get<0>(theirs->forward(t, t, t)).transpose(0, 1);
+  CHECK(torch::allclose(out1, out2, 1e-5, 1e-6));
+  (out1 * weights).sum().backward();
+  (out2 * weights).sum().backward();
+  CHECK(torch::allclose(x1.grad(), x2.grad(), 1e-4, 1e-6));
+  for (const auto& p : theirs->named_parameters()) {
+    INFO(p.key());
+    CHECK(torch::allclose(mine[p.key()].grad(), p.value().grad(), 1e-4, 1e-6));
+  }
+  // Dropout: the masks follow the key (as a part's under backward_parts), and only in training.
+  layers::MultiHeadSelfAttention dropping(width, heads, 0.5);
+  torch::NoGradGuard no_grad;
+  auto keyed = [&](uint64_t key) {
+    layers::DropoutKeyScope scope(key);
+    return dropping->forward(x0);
+  };
+  CHECK(torch::equal(keyed(7), keyed(7)));
+  CHECK_FALSE(torch::allclose(keyed(7), keyed(8)));
+  dropping->eval();
+  CHECK(torch::equal(keyed(7), keyed(8)));
+}
+
 TEST_CASE("models draw their dropout masks through layers::dropout", "[models][layers]") {
   // libtorch's CPU Bernoulli kernel draws a 64-bit word per element: a third of a DeepFM or
   // NeuMF epoch went there (perf) before their MLPs used layers::dropout. A model that calls
-  // torch's dropout (or holds a torch::nn::Dropout) fails here; layers/dropout.cpp itself hands
-  // other devices to torch::dropout. (MultiheadAttention's own attention dropout stays torch's.)
-  const std::string offenders = recbole::testing::lines_containing(
-      {"models"}, {"torch::dropout(", "nn::Dropout", "F::dropout(", "functional::dropout("},
-      {"dropout.cpp"});
+  // torch's dropout (or holds a torch::nn::Dropout, or a torch::nn::MultiheadAttention, whose
+  // attention dropout is torch's: layers::MultiHeadSelfAttention has its parameters) fails here;
+  // layers/dropout.cpp itself hands other devices to torch::dropout. Keyed masks also let a
+  // batch's parts train on the pool (layers::backward_parts).
+  const std::string offenders =
+      recbole::testing::lines_containing({"models"},
+                                         {"torch::dropout(", "nn::Dropout", "F::dropout(",
+                                          "functional::dropout(", "nn::MultiheadAttention"},
+                                         {"dropout.cpp"});
   INFO("torch dropout at: " << offenders);
   REQUIRE(offenders.empty());
 }

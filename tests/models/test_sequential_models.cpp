@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <sstream>
 
 #include <torch/torch.h>
@@ -190,26 +189,9 @@ TEST_CASE("sequential models train a batch in parts to the whole batch's loss an
       recbole::data::Batch b;
       REQUIRE(source->next(b));
       // Three copies of the batch in a random order: more rows than two parts, lengths mixed.
-      const int64_t n = b.size();
-      const torch::Tensor order = torch::randperm(3 * n, torch::kInt64);
-      b.for_each_column([&](torch::Tensor& t) {
-        t = torch::cat({t, t, t}).index_select(0, order);
-      });
+      b = recbole::testing::three_shuffled_copies(b);
       REQUIRE(b.size() > 2 * recbole::models::SequentialModel::kMicroBatch);
-      b = h.device.place(b);
-      const torch::Tensor whole = m->calculate_loss(b);
-      whole.backward();
-      std::map<std::string, torch::Tensor> expected;
-      for (const auto& p : m->named_parameters())
-        if (p.value().grad().defined()) expected[p.key()] = p.value().grad().clone();
-      REQUIRE_FALSE(expected.empty());
-      recbole::testing::ZeroStep step(*m);
-      const torch::Tensor parts = m->train_step(b, step);
-      CHECK(parts.item<double>() == Approx(whole.item<double>()).epsilon(1e-5));
-      for (const auto& [name, grad] : expected) {
-        INFO(name);
-        CHECK(torch::allclose(m->named_parameters()[name].grad(), grad, 1e-4, 1e-6));
-      }
+      recbole::testing::check_step_equals_whole_batch(*m, h.device.place(b));
     }
   }
 }
