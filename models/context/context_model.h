@@ -54,8 +54,9 @@ class ContextModel : public Model {
   // batch; 512-row parts were no faster on 2 cores.
   static constexpr int64_t kPartRows = 1024;
   // Whether a step can run in parts: parameters on the CPU, and no BatchNorm (its statistics
-  // are the whole batch's). (Nothing under models/ draws training randomness from libtorch's
-  // generator but layers::dropout, which keys each part: a test keeps it so.)
+  // are the whole batch's). (A context model's only training randomness is its dropout, through
+  // layers::dropout, which keys each part; a lint keeps libtorch's dropout and
+  // MultiheadAttention out of models/.)
   bool trains_in_parts() const;
 
   // The logit's closed form, when a model's logits() is one of these (LR, FM):
