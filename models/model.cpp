@@ -80,6 +80,11 @@ torch::Tensor Model::train_step(const data::Batch& batch, TrainStep& step) {
   return loss.detach();
 }
 
+torch::Tensor Model::register_table(const std::string& name, int64_t rows, int64_t cols,
+                                    layers::Init init) {
+  return register_parameter(name, device_.place(layers::new_table(rows, cols, init)));
+}
+
 int64_t Model::trainable_parameter_count() const {
   int64_t n = 0;
   for (const auto& p : parameters())

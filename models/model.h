@@ -23,6 +23,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/init.h"
 #include "recbole/config/key_decl.h"
 #include "recbole/data/batch.h"
 #include "recbole/data/feature_schema.h"
@@ -241,6 +242,12 @@ class Model : public torch::nn::Module {
   virtual std::string describe() const;
 
  protected:
+  // Registers a new [rows, cols] float32 embedding table `name`, initialised as RecBole's
+  // initialiser does (layers::new_table: drawn on the CPU from the seeded generator, so that a
+  // seed gives the same weights on every device), and returns it placed on the device.
+  torch::Tensor register_table(const std::string& name, int64_t rows, int64_t cols,
+                               layers::Init init);
+
   const config::Config& config_;
   const data::InteractionMatrix& train_;
 

@@ -256,9 +256,8 @@ torch::Tensor ContextModel::train_step(const data::Batch& batch, TrainStep& step
       parameters(), (rows + kPartRows - 1) / kPartRows,
       [&](int64_t k) {
         const int64_t start = k * kPartRows, n = std::min(kPartRows, rows - start);
-        data::Batch part = batch;
-        part.for_each_column([&](torch::Tensor& t) { t = t.narrow(0, start, n); });
-        torch::Tensor loss = row_loss(part) * (static_cast<double>(n) / static_cast<double>(rows));
+        torch::Tensor loss =
+            row_loss(batch.narrow(start, n)) * (static_cast<double>(n) / static_cast<double>(rows));
         if (k > 0) return loss;
         torch::Tensor reg = regularizer();  // once per batch, with the first part
         return reg.defined() ? loss + reg : loss;

@@ -12,14 +12,8 @@ namespace recbole::models {
 
 BPR::BPR(const ModelContext& ctx) : Model("BPR", ctx) {
   const int64_t d = ctx.config.get_int("embedding_size");
-  // Initialised on the CPU from the seeded CPU generator, so a seed gives the same weights on
-  // every device; then moved once by the device manager.
-  user_embedding_ = register_parameter(
-      "user_embedding",
-      ctx.device.place(layers::new_table(ctx.n_users, d, layers::Init::kXavierNormal)));
-  item_embedding_ = register_parameter(
-      "item_embedding",
-      ctx.device.place(layers::new_table(ctx.n_items, d, layers::Init::kXavierNormal)));
+  user_embedding_ = register_table("user_embedding", ctx.n_users, d, layers::Init::kXavierNormal);
+  item_embedding_ = register_table("item_embedding", ctx.n_items, d, layers::Init::kXavierNormal);
 }
 
 torch::Tensor BPR::calculate_loss(const data::Batch& batch) {

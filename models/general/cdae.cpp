@@ -18,8 +18,7 @@ CDAE::CDAE(const ModelContext& ctx)
       reg_weight_1_(ctx.config.get_double("reg_weight_1")),
       reg_weight_2_(ctx.config.get_double("reg_weight_2")) {
   const int64_t d = ctx.config.get_int("embedding_size");
-  user_embedding_ = register_parameter(
-      "user_embedding", layers::new_table(ctx.n_users, d, layers::Init::kXavierNormal));
+  user_embedding_ = register_table("user_embedding", ctx.n_users, d, layers::Init::kXavierNormal);
   h_item_ = register_module("h_item", torch::nn::Linear(ctx.n_items, d));
   out_layer_ = register_module("out_layer", torch::nn::Linear(d, ctx.n_items));
   layers::initialize(*h_item_, layers::Init::kXavierNormal);

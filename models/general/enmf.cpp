@@ -25,10 +25,8 @@ ENMF::ENMF(const ModelContext& ctx)
       negative_weight_(ctx.config.get_double("negative_weight")) {
   const int64_t d = ctx.config.get_int("embedding_size");
   // Row 0 included: RecBole's initialiser overwrites the zeros of padding_idx.
-  user_embedding_ = register_parameter(
-      "user_embedding", layers::new_table(ctx.n_users, d, layers::Init::kXavierNormal));
-  item_embedding_ = register_parameter(
-      "item_embedding", layers::new_table(ctx.n_items, d, layers::Init::kXavierNormal));
+  user_embedding_ = register_table("user_embedding", ctx.n_users, d, layers::Init::kXavierNormal);
+  item_embedding_ = register_table("item_embedding", ctx.n_items, d, layers::Init::kXavierNormal);
   h_ = register_module("H_i", torch::nn::Linear(torch::nn::LinearOptions(d, 1).bias(false)));
   layers::initialize(*h_, layers::Init::kXavierNormal);
   const layers::PaddedHistory history = layers::padded_history(ctx.train);

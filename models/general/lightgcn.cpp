@@ -16,12 +16,8 @@ LightGCN::LightGCN(const ModelContext& ctx)
       reg_weight_(ctx.config.get_double("reg_weight")),
       require_pow_(ctx.config.get_bool("require_pow")) {
   const int64_t d = ctx.config.get_int("embedding_size");
-  user_embedding_ = register_parameter(
-      "user_embedding",
-      ctx.device.place(layers::new_table(ctx.n_users, d, layers::Init::kXavierUniform)));
-  item_embedding_ = register_parameter(
-      "item_embedding",
-      ctx.device.place(layers::new_table(ctx.n_items, d, layers::Init::kXavierUniform)));
+  user_embedding_ = register_table("user_embedding", ctx.n_users, d, layers::Init::kXavierUniform);
+  item_embedding_ = register_table("item_embedding", ctx.n_items, d, layers::Init::kXavierUniform);
 }
 
 std::pair<torch::Tensor, torch::Tensor> LightGCN::propagate() const {

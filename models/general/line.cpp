@@ -34,8 +34,7 @@ LINE::LINE(const ModelContext& ctx)
       seed_(static_cast<uint64_t>(ctx.config.get_int("seed"))) {
   const int64_t d = ctx.config.get_int("embedding_size");
   const auto table = [&](const char* name, int64_t rows) {
-    return register_parameter(
-        name, ctx.device.place(layers::new_table(rows, d, layers::Init::kXavierNormal)));
+    return register_table(name, rows, d, layers::Init::kXavierNormal);
   };
   user_embedding_ = table("user_embedding", ctx.n_users);
   item_embedding_ = table("item_embedding", ctx.n_items);

@@ -33,10 +33,8 @@ MacridVAE::MacridVAE(const ModelContext& ctx)
   enc.push_back(2 * d_);
   encoder_ = register_module("encoder", layers::MLP(enc, 0.0, "tanh", /*last_activation=*/false));
   layers::initialize(*encoder_, layers::Init::kXavierNormal);
-  item_embedding_ = register_parameter(
-      "item_embedding", layers::new_table(ctx.n_items, d_, layers::Init::kXavierNormal));
-  k_embedding_ =
-      register_parameter("k_embedding", layers::new_table(kfac_, d_, layers::Init::kXavierNormal));
+  item_embedding_ = register_table("item_embedding", ctx.n_items, d_, layers::Init::kXavierNormal);
+  k_embedding_ = register_table("k_embedding", kfac_, d_, layers::Init::kXavierNormal);
   to(ctx.device.device());
 }
 

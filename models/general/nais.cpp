@@ -38,11 +38,10 @@ NAIS::NAIS(const ModelContext& ctx)
   reg_w_ = reg[2];
   scale_ = ctx.device.place(
       layers::history_length_scale(ctx.train, ctx.n_users, ctx.config.get_double("alpha")));
-  // Initialised on the CPU from the seeded generator, then moved once.
-  item_src_embedding_ = register_parameter(
-      "item_src_embedding", layers::new_table(ctx.n_items, dim_, layers::Init::kNormal001));
-  item_dst_embedding_ = register_parameter(
-      "item_dst_embedding", layers::new_table(ctx.n_items, dim_, layers::Init::kNormal001));
+  item_src_embedding_ =
+      register_table("item_src_embedding", ctx.n_items, dim_, layers::Init::kNormal001);
+  item_dst_embedding_ =
+      register_table("item_dst_embedding", ctx.n_items, dim_, layers::Init::kNormal001);
   bias_ = register_parameter("bias", torch::zeros({ctx.n_items}));
   mlp_ = register_module(
       "mlp_layers",

@@ -52,12 +52,8 @@ NCL::NCL(const ModelContext& ctx)
       proto_reg_(ctx.config.get_double("proto_reg")),
       seed_(static_cast<uint64_t>(ctx.config.get_int("seed"))) {
   const int64_t d = ctx.config.get_int("embedding_size");
-  user_embedding_ = register_parameter(
-      "user_embedding",
-      ctx.device.place(layers::new_table(ctx.n_users, d, layers::Init::kXavierUniform)));
-  item_embedding_ = register_parameter(
-      "item_embedding",
-      ctx.device.place(layers::new_table(ctx.n_items, d, layers::Init::kXavierUniform)));
+  user_embedding_ = register_table("user_embedding", ctx.n_users, d, layers::Init::kXavierUniform);
+  item_embedding_ = register_table("item_embedding", ctx.n_items, d, layers::Init::kXavierUniform);
 }
 
 void NCL::on_epoch_start(int64_t epoch) {

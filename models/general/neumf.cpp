@@ -30,15 +30,14 @@ NeuMF::NeuMF(const ModelContext& ctx)
   if (!mf_train_ && !mlp_train_)
     throw ConfigError("NeuMF: mf_train and mlp_train are both false; expected at least one true");
   const std::vector<int64_t> hidden = ctx.config.get_int_list("mlp_hidden_size");
-  // Initialised on the CPU from the seeded generator, then moved to the device.
-  user_mf_embedding_ = register_parameter(
-      "user_mf_embedding", layers::new_table(ctx.n_users, mf_dim_, layers::Init::kNormal001));
-  item_mf_embedding_ = register_parameter(
-      "item_mf_embedding", layers::new_table(ctx.n_items, mf_dim_, layers::Init::kNormal001));
-  user_mlp_embedding_ = register_parameter(
-      "user_mlp_embedding", layers::new_table(ctx.n_users, mlp_dim_, layers::Init::kNormal001));
-  item_mlp_embedding_ = register_parameter(
-      "item_mlp_embedding", layers::new_table(ctx.n_items, mlp_dim_, layers::Init::kNormal001));
+  user_mf_embedding_ =
+      register_table("user_mf_embedding", ctx.n_users, mf_dim_, layers::Init::kNormal001);
+  item_mf_embedding_ =
+      register_table("item_mf_embedding", ctx.n_items, mf_dim_, layers::Init::kNormal001);
+  user_mlp_embedding_ =
+      register_table("user_mlp_embedding", ctx.n_users, mlp_dim_, layers::Init::kNormal001);
+  item_mlp_embedding_ =
+      register_table("item_mlp_embedding", ctx.n_items, mlp_dim_, layers::Init::kNormal001);
   std::vector<int64_t> sizes{2 * mlp_dim_};
   sizes.insert(sizes.end(), hidden.begin(), hidden.end());
   mlp_ = register_module("mlp", layers::MLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));

@@ -60,15 +60,12 @@ NNCF::NNCF(const ModelContext& ctx)
   const uint64_t seed = ctx.device.base_seed();
   user_neighbours_ = ctx.device.place(random_neighbours(ctx.train, n, seed));
   item_neighbours_ = ctx.device.place(random_neighbours(layers::transpose(ctx.train), n, seed + 1));
-  // Initialised on the CPU from the seeded generator, then moved to the device.
-  user_embedding_ = register_parameter(
-      "user_embedding", layers::new_table(ctx.n_users, d_, layers::Init::kNormal001));
-  item_embedding_ = register_parameter(
-      "item_embedding", layers::new_table(ctx.n_items, d_, layers::Init::kNormal001));
-  user_neigh_embedding_ = register_parameter(
-      "user_neigh_embedding", layers::new_table(ctx.n_items, e, layers::Init::kNormal001));
-  item_neigh_embedding_ = register_parameter(
-      "item_neigh_embedding", layers::new_table(ctx.n_users, e, layers::Init::kNormal001));
+  user_embedding_ = register_table("user_embedding", ctx.n_users, d_, layers::Init::kNormal001);
+  item_embedding_ = register_table("item_embedding", ctx.n_items, d_, layers::Init::kNormal001);
+  user_neigh_embedding_ =
+      register_table("user_neigh_embedding", ctx.n_items, e, layers::Init::kNormal001);
+  item_neigh_embedding_ =
+      register_table("item_neigh_embedding", ctx.n_users, e, layers::Init::kNormal001);
   user_conv_ = register_module("user_conv", torch::nn::Conv1d(e, kernels, k));
   item_conv_ = register_module("item_conv", torch::nn::Conv1d(e, kernels, k));
   std::vector<int64_t> sizes{d_ + 2 * features};

@@ -55,12 +55,8 @@ SGL::SGL(const ModelContext& ctx)
                          ctx.n_users, ctx.n_items, pair_users_, pair_items_, /*weighted=*/true)),
                      /*symmetric=*/true, ctx.device);
   const int64_t d = ctx.config.get_int("embedding_size");
-  user_embedding_ = register_parameter(
-      "user_embedding",
-      ctx.device.place(layers::new_table(ctx.n_users, d, layers::Init::kXavierUniform)));
-  item_embedding_ = register_parameter(
-      "item_embedding",
-      ctx.device.place(layers::new_table(ctx.n_items, d, layers::Init::kXavierUniform)));
+  user_embedding_ = register_table("user_embedding", ctx.n_users, d, layers::Init::kXavierUniform);
+  item_embedding_ = register_table("item_embedding", ctx.n_items, d, layers::Init::kXavierUniform);
 }
 
 std::vector<layers::SparseMatrix> SGL::view_graphs(int64_t epoch, int view) const {

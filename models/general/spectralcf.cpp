@@ -33,12 +33,8 @@ SpectralCF::SpectralCF(const ModelContext& ctx)
       operator_(random_walk_operator(ctx.train), /*symmetric=*/false, ctx.device),
       reg_weight_(ctx.config.get_double("reg_weight")) {
   const int64_t d = ctx.config.get_int("embedding_size");
-  user_embedding_ = register_parameter(
-      "user_embedding",
-      ctx.device.place(layers::new_table(ctx.n_users, d, layers::Init::kXavierUniform)));
-  item_embedding_ = register_parameter(
-      "item_embedding",
-      ctx.device.place(layers::new_table(ctx.n_items, d, layers::Init::kXavierUniform)));
+  user_embedding_ = register_table("user_embedding", ctx.n_users, d, layers::Init::kXavierUniform);
+  item_embedding_ = register_table("item_embedding", ctx.n_items, d, layers::Init::kXavierUniform);
   const int64_t n_layers = ctx.config.get_int("n_layers");
   for (int64_t k = 0; k < n_layers; ++k)
     filters_.push_back(register_parameter("filter_" + std::to_string(k),

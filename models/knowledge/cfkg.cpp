@@ -15,8 +15,7 @@ CFKG::CFKG(const ModelContext& ctx)
   const data::KnowledgeGraph& g = layers::knowledge_graph_of(ctx, name());
   const int64_t d = ctx.config.get_int("embedding_size");
   const auto table = [&](const char* name, int64_t rows) {
-    return register_parameter(
-        name, ctx.device.place(layers::new_table(rows, d, layers::Init::kXavierNormal)));
+    return register_table(name, rows, d, layers::Init::kXavierNormal);
   };
   user_embedding_ = table("user_embedding", ctx.n_users);
   entity_embedding_ = table("entity_embedding", g.n_entities());

@@ -19,8 +19,7 @@ CKE::CKE(const ModelContext& ctx) : Model("CKE", ctx) {
   reg_rec_ = reg[0];
   reg_kg_ = reg[1];
   const auto table = [&](const char* name, int64_t rows, int64_t cols) {
-    return register_parameter(
-        name, ctx.device.place(layers::new_table(rows, cols, layers::Init::kXavierNormal)));
+    return register_table(name, rows, cols, layers::Init::kXavierNormal);
   };
   user_embedding_ = table("user_embedding", ctx.n_users, d);
   item_embedding_ = table("item_embedding", ctx.n_items, d);

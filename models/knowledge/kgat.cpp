@@ -26,7 +26,7 @@ KGAT::KGAT(const ModelContext& ctx)
   n_entities_ = g.n_entities();
   const int64_t d = ctx.config.get_int("embedding_size");
   const auto table = [&](const char* name, int64_t rows, int64_t cols) {
-    return register_parameter(name, layers::new_table(rows, cols, layers::Init::kXavierNormal));
+    return register_table(name, rows, cols, layers::Init::kXavierNormal);
   };
   user_embedding_ = table("user_embedding", ctx.n_users, d);
   entity_embedding_ = table("entity_embedding", n_entities_, d);

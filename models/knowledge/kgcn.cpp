@@ -21,9 +21,10 @@ KGCN::KGCN(const ModelContext& ctx, const std::string& name)
       aggregator_(ctx.config.get_string("aggregator")),
       reg_weight_(ctx.config.get_double("reg_weight")) {
   const data::KnowledgeGraph& g = layers::knowledge_graph_of(ctx, name);
+  // On the CPU until to() below, where layers::initialize(*this) draws every table again, so
+  // that a seed gives the same weights on every device.
   const auto table = [&](const char* name, int64_t rows) {
-    return register_parameter(
-        name, ctx.device.place(layers::new_table(rows, dim_, layers::Init::kXavierNormal)));
+    return register_parameter(name, layers::new_table(rows, dim_, layers::Init::kXavierNormal));
   };
   user_embedding_ = table("user_embedding", ctx.n_users);
   entity_embedding_ = table("entity_embedding", g.n_entities());
@@ -131,9 +132,7 @@ torch::Tensor KGCN::train_step(const data::Batch& batch, TrainStep& step) {
       parameters(), (rows + kPartRows - 1) / kPartRows,
       [&](int64_t k) {
         const int64_t start = k * kPartRows, n = std::min(kPartRows, rows - start);
-        data::Batch part = batch;
-        part.for_each_column([&](torch::Tensor& t) { t = t.narrow(0, start, n); });
-        return loss_part(part, rows);
+        return loss_part(batch.narrow(start, n), rows);
       },
       [&](const std::vector<std::vector<torch::Tensor>>& z) { return coupled_loss(z); },
       [&](const torch::Tensor& loss) { device_manager().check(loss, name(), "loss"); });

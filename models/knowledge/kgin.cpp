@@ -69,8 +69,7 @@ KGIN::KGIN(const ModelContext& ctx)
   const int64_t d = ctx.config.get_int("embedding_size");
   const int64_t n_factors = ctx.config.get_int("n_factors");
   const auto table = [&](const char* name, int64_t rows, int64_t cols) {
-    return register_parameter(
-        name, ctx.device.place(layers::new_table(rows, cols, layers::Init::kXavierUniform)));
+    return register_table(name, rows, cols, layers::Init::kXavierUniform);
   };
   user_embedding_ = table("user_embedding", ctx.n_users, d);
   entity_embedding_ = table("entity_embedding", n_entities_, d);

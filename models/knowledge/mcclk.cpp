@@ -146,7 +146,7 @@ MCCLK::MCCLK(const ModelContext& ctx)
                       std::to_string(n_entities_) + ") neighbours, got " + std::to_string(k_));
   const int64_t d = ctx.config.get_int("embedding_size");
   const auto table = [&](const char* name, int64_t rows, int64_t cols) {
-    return register_parameter(name, layers::new_table(rows, cols, layers::Init::kXavierNormal));
+    return register_table(name, rows, cols, layers::Init::kXavierNormal);
   };
   user_embedding_ = table("user_embedding", ctx.n_users, d);
   entity_embedding_ = table("entity_embedding", n_entities_, d);

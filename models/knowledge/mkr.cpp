@@ -18,6 +18,8 @@ MKR::MKR(const ModelContext& ctx)
   const int64_t low = ctx.config.get_int("low_layers_num");
   const int64_t high = ctx.config.get_int("high_layers_num");
   const double dropout = ctx.config.get_double("dropout_prob");
+  // On the CPU until to() below, where layers::initialize(*this) draws every table again, so
+  // that a seed gives the same weights on every device.
   const auto table = [&](const char* name, int64_t rows) {
     return register_parameter(name, layers::new_table(rows, d, layers::Init::kXavierNormal));
   };

@@ -10,10 +10,10 @@ namespace recbole::models {
 FPMC::FPMC(const ModelContext& ctx) : Model("FPMC", ctx) {
   const int64_t d = ctx.config.get_int("embedding_size");
   using layers::Init;
-  ui_ = register_parameter("UI_embedding", layers::new_table(ctx.n_users, d, Init::kXavierNormal));
-  iu_ = register_parameter("IU_embedding", layers::new_table(ctx.n_items, d, Init::kXavierNormal));
-  li_ = register_parameter("LI_embedding", layers::new_table(ctx.n_items, d, Init::kXavierNormal));
-  il_ = register_parameter("IL_embedding", layers::new_table(ctx.n_items, d, Init::kXavierNormal));
+  ui_ = register_table("UI_embedding", ctx.n_users, d, Init::kXavierNormal);
+  iu_ = register_table("IU_embedding", ctx.n_items, d, Init::kXavierNormal);
+  li_ = register_table("LI_embedding", ctx.n_items, d, Init::kXavierNormal);
+  il_ = register_table("IL_embedding", ctx.n_items, d, Init::kXavierNormal);
   to(ctx.device.device());
 }
 

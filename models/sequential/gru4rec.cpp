@@ -13,8 +13,7 @@ GRU4Rec::GRU4Rec(const ModelContext& ctx)
     : SequentialModel("GRU4Rec", ctx), dropout_(ctx.config.get_double("dropout_prob")) {
   const int64_t d = ctx.config.get_int("embedding_size");
   const int64_t hidden = ctx.config.get_int("hidden_size");
-  item_embedding_ = register_parameter(
-      "item_embedding", layers::new_table(ctx.n_items, d, layers::Init::kXavierNormal));
+  item_embedding_ = register_table("item_embedding", ctx.n_items, d, layers::Init::kXavierNormal);
   gru_ = register_module("gru", torch::nn::GRU(torch::nn::GRUOptions(d, hidden)
                                                    .num_layers(ctx.config.get_int("num_layers"))
                                                    .bias(false)

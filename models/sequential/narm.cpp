@@ -20,8 +20,7 @@ NARM::NARM(const ModelContext& ctx) : SequentialModel("NARM", ctx) {
                       std::to_string(p.size()));
   emb_dropout_ = p[0];
   ct_dropout_ = p[1];
-  item_embedding_ = register_parameter(
-      "item_embedding", layers::new_table(ctx.n_items, d, layers::Init::kXavierNormal));
+  item_embedding_ = register_table("item_embedding", ctx.n_items, d, layers::Init::kXavierNormal);
   gru_ = register_module("gru", torch::nn::GRU(torch::nn::GRUOptions(d, hidden)
                                                    .num_layers(ctx.config.get_int("n_layers"))
                                                    .bias(false)

@@ -32,18 +32,15 @@ torch::Tensor SequentialModel::calculate_loss(const data::Batch& batch) {
 data::Batch SequentialModel::longest_first(const data::Batch& batch) {
   const torch::Tensor order =
       std::get<1>(torch::sort(batch.item_seq_len, /*stable=*/true, /*dim=*/0, /*descending=*/true));
-  data::Batch sorted = batch;
-  sorted.for_each_column([&](torch::Tensor& t) { t = t.index_select(0, order); });
-  return sorted;
+  return batch.index_select(order);
 }
 
 torch::Tensor SequentialModel::train_step(const data::Batch& batch, TrainStep& step) {
   const data::Batch sorted = longest_first(batch);
   const int64_t rows = sorted.size();
   return step_in_parts(step, rows, [&](int64_t start, int64_t n) {
-    data::Batch part = sorted;
-    part.for_each_column([&](torch::Tensor& t) { t = t.narrow(0, start, n); });
-    return calculate_loss(part) * (static_cast<double>(n) / static_cast<double>(rows));
+    return calculate_loss(sorted.narrow(start, n)) *
+           (static_cast<double>(n) / static_cast<double>(rows));
   });
 }
 
@@ -83,10 +80,7 @@ torch::Tensor SequentialModel::predict_candidates(const data::Batch& batch, int6
   auto encode_part = [&](size_t k) {
     torch::AutoGradMode mode(grad);  // the caller's, on the pool's thread
     const int64_t start = static_cast<int64_t>(k) * part_rows;
-    data::Batch part = batch;
-    part.for_each_column(
-        [&](torch::Tensor& t) { t = t.narrow(0, start, std::min(part_rows, n - start)); });
-    h[k] = encode(part);
+    h[k] = encode(batch.narrow(start, std::min(part_rows, n - start)));
   };
   if (parts == 1)
     encode_part(0);

@@ -45,6 +45,21 @@ struct Batch {
     for (auto& [name, t] : features)
       if (t.defined()) f(t);
   }
+
+  // Rows [start, start + n) of every defined column (views, no copy): a part of a batch. Every
+  // column, the KG triples' too, must hold at least start + n rows.
+  Batch narrow(int64_t start, int64_t n) const {
+    Batch part = *this;
+    part.for_each_column([&](torch::Tensor& t) { t = t.narrow(0, start, n); });
+    return part;
+  }
+
+  // The rows `index` names ([m] int64 on the columns' device), in its order, from every column.
+  Batch index_select(const torch::Tensor& index) const {
+    Batch out = *this;
+    out.for_each_column([&](torch::Tensor& t) { t = t.index_select(0, index); });
+    return out;
+  }
 };
 
 // A [n] int64 CPU tensor holding `values` (copied).

@@ -192,8 +192,8 @@ class ZeroStep : public models::TrainStep {
 // parts mix the rows.
 inline data::Batch three_shuffled_copies(data::Batch b) {
   const torch::Tensor order = torch::randperm(3 * b.size(), torch::kInt64);
-  b.for_each_column([&](torch::Tensor& t) { t = torch::cat({t, t, t}).index_select(0, order); });
-  return b;
+  b.for_each_column([&](torch::Tensor& t) { t = torch::cat({t, t, t}); });
+  return b.index_select(order);
 }
 
 // Checks that m.train_step(b) — which may cut the batch into parts — gives the loss and every

@@ -392,10 +392,10 @@ namespace {
 // E of the first `rows` validation rows under `m`'s embedding tables, and that batch.
 std::pair<torch::Tensor, recbole::data::Batch> first_rows(ContextRun& run, const Model& m,
                                                           int64_t d, int64_t rows) {
-  recbole::data::Batch batch =
-      static_cast<const recbole::evaluator::LabeledSource&>(run.pipeline.valid()).batch(0);
-  batch.for_each_column([&](torch::Tensor& t) { t = t.narrow(0, 0, rows); });
-  for (auto& [name, t] : batch.features) t = t.narrow(0, 0, rows);
+  const recbole::data::Batch batch =
+      static_cast<const recbole::evaluator::LabeledSource&>(run.pipeline.valid())
+          .batch(0)
+          .narrow(0, rows);
   const recbole::models::layers::ContextFields fields(run.pipeline.schema());
   const torch::Tensor e =
       copy_of(m, "embedding.", recbole::models::layers::ContextEmbedding(fields, d))

@@ -352,3 +352,32 @@ TEST_CASE("models defined outside the library train and evaluate through the sou
     }
   }
 }
+
+TEST_CASE("Batch::narrow and Batch::index_select take the same rows of every column",
+          "[pipeline][batch]") {
+  Batch b;
+  b.users = torch::arange(5, torch::kInt64);
+  b.items = torch::arange(5, torch::kInt64) + 10;
+  b.labels = torch::arange(5, torch::kFloat32) / 10;
+  b.item_seq = torch::arange(15, torch::kInt64).view({5, 3});
+  b.features["age"] = torch::arange(5, torch::kInt64) + 20;
+  const auto rows_of = [](const Batch& x) {
+    std::vector<int64_t> users(x.users.data_ptr<int64_t>(),
+                               x.users.data_ptr<int64_t>() + x.users.numel());
+    for (int64_t r = 0; r < x.size(); ++r) {
+      const int64_t u = users[static_cast<size_t>(r)];
+      CHECK(x.items[r].item<int64_t>() == u + 10);
+      CHECK(x.labels[r].item<float>() == static_cast<float>(u) / 10);
+      CHECK(x.item_seq[r][2].item<int64_t>() == 3 * u + 2);
+      CHECK(x.features.at("age")[r].item<int64_t>() == u + 20);
+    }
+    return users;
+  };
+  const Batch part = b.narrow(1, 3);
+  CHECK(part.size() == 3);
+  CHECK(rows_of(part) == std::vector<int64_t>{1, 2, 3});
+  CHECK(!part.neg_items.defined());  // an undefined column stays undefined
+  CHECK(b.size() == 5);              // the batch itself is untouched
+  const Batch picked = b.index_select(torch::tensor({4, 0, 2}, torch::kInt64));
+  CHECK(rows_of(picked) == std::vector<int64_t>{4, 0, 2});
+}
