@@ -29,6 +29,7 @@
 #include "recbole/utils/logging.h"
 #include "recbole/utils/memory.h"
 #include "recbole/utils/stop_signal.h"
+#include "recbole/utils/thread_pool.h"
 #include "trainer/gradient_exchange.h"
 #include "trainer/resume_checkpoint.h"
 #include "trainer/trainer.h"
@@ -249,10 +250,12 @@ RunResult run(const config::Config& config) {
         "recbole-cpp does not provide yet; run them with device: cpu (Gloo), or use "
         "one process per GPU machine");
   log::info(config.dump());
+  const std::string blas = blas_kernels();
   log::info("device: " + device.name() +
             (dist.active() ? ", rank " + std::to_string(dist.rank()) + " of " +
                                  std::to_string(dist.world_size())
-                           : std::string()));
+                           : std::string()) +
+            (blas.empty() ? std::string() : "; BLAS kernels: OpenBLAS " + blas));
 
   // An unknown model name fails before any data is read or downloaded.
   const models::ModelDescriptor& descriptor = models::find_model(config.model());

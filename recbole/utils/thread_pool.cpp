@@ -286,4 +286,12 @@ int set_blas_threads(int threads) {
   return previous;
 }
 
+std::string blas_kernels() {
+  using NameFn = char* (*)();
+  static const auto name_fn =
+      reinterpret_cast<NameFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  const char* name = name_fn == nullptr ? nullptr : name_fn();
+  return name == nullptr ? "" : name;
+}
+
 }  // namespace recbole

@@ -2,8 +2,14 @@
 // deadlock, and resizing keeps it usable.
 #include <catch2/catch.hpp>
 
+#include <dlfcn.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "recbole/utils/thread_pool.h"
@@ -124,4 +130,22 @@ TEST_CASE("run_phases inside a task runs inline, phase by phase", "[threads]") {
     if (count != 6) ++bad;
   });
   REQUIRE(bad.load() == 0);
+}
+
+TEST_CASE("blas_kernels names the kernels OpenBLAS runs, as OPENBLAS_CORETYPE forces them",
+          "[threads][blas]") {
+  const std::string name = recbole::blas_kernels();
+  if (dlsym(RTLD_DEFAULT, "openblas_get_num_threads") == nullptr) {
+    CHECK(name.empty());  // another BLAS: nothing to name
+    return;
+  }
+  CHECK(!name.empty());
+  const char* forced = std::getenv("OPENBLAS_CORETYPE");
+  if (forced == nullptr || *forced == '\0') return;  // OpenBLAS's own choice for this CPU
+  auto lower = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+  };
+  CHECK(lower(name) == lower(forced));  // e.g. this workplace's OPENBLAS_CORETYPE=Haswell
 }
