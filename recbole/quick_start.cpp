@@ -12,6 +12,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/jit_gemm.h"
 #include "models/model.h"
 #include "recbole/config/config.h"
 #include "recbole/config/config_entries.h"
@@ -255,7 +256,8 @@ RunResult run(const config::Config& config) {
             (dist.active() ? ", rank " + std::to_string(dist.rank()) + " of " +
                                  std::to_string(dist.world_size())
                            : std::string()) +
-            (blas.empty() ? std::string() : "; BLAS kernels: OpenBLAS " + blas));
+            (blas.empty() ? std::string() : "; BLAS kernels: OpenBLAS " + blas) +
+            "; GRU GEMMs: " + models::layers::jit_gemm_kernels());
 
   // An unknown model name fails before any data is read or downloaded.
   const models::ModelDescriptor& descriptor = models::find_model(config.model());

@@ -27,6 +27,7 @@ packages=(
   iproute2  # the multi-host tests (tests/distributed/test_multihost.cpp) make network namespaces
   libcpp-httplib-dev  # recbole_serve's HTTP server (tools/recbole_serve.cpp); optional in CMake
   libfaiss-dev  # the approximate item index of serving (recbole/serving/item_index.h)
+  libxsmm-dev  # the GRU's per-step products (models/layers/jit_gemm.h); optional in CMake
   wrk  # the serving load benchmark (tools/bench_serve.sh, docs/benchmarks.md)
 )
 

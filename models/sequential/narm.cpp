@@ -3,6 +3,7 @@
 #include "models/layers/dropout.h"
 #include "models/layers/gru.h"
 #include "models/layers/init.h"
+#include "models/layers/jit_gemm.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/sequence.h"
 #include "recbole/config/config.h"
@@ -52,11 +53,12 @@ torch::Tensor NARM::encode(const data::Batch& batch) {
           .unsqueeze(2)
           .to(g.scalar_type());  // [B, l, 1]
   const torch::Tensor alpha =
-      v_->forward(mask * torch::sigmoid(a1_->forward(g) + a2_->forward(c_global).unsqueeze(1)));
+      v_->forward(mask * torch::sigmoid(layers::jit_linear(g, a1_->weight) +
+                                        layers::jit_linear(c_global, a2_->weight).unsqueeze(1)));
   const torch::Tensor c_local = (alpha * g).sum(1);
   const torch::Tensor c =
       layers::dropout(torch::cat({c_local, c_global}, 1), ct_dropout_, is_training());
-  return b_->forward(c);
+  return layers::jit_linear(c, b_->weight);
 }
 
 RECBOLE_REGISTER_MODEL(NARM) {

@@ -22,6 +22,7 @@
 #include "models/layers/horizontal_conv.h"
 #include "models/layers/init.h"
 #include "models/layers/item_cross_entropy.h"
+#include "models/layers/jit_gemm.h"
 #include "models/layers/losses.h"
 #include "models/layers/ngcf_layer.h"
 #include "models/layers/patch_conv.h"
@@ -174,6 +175,68 @@ TEST_CASE("the fused NGCF layer equals its composed form, forward and backward",
       };
       check_fused(make(true), make(false), inputs);
     }
+  }
+}
+
+TEST_CASE("jit_mm_out equals libtorch's product, overwriting or accumulating",
+          "[models][layers][gru]") {
+  torch::manual_seed(12);
+  INFO("kernels: " << layers::jit_gemm_kernels());
+  // The GRU's shapes at ml-100k's defaults (a step, its backward, a weight gradient over 50
+  // steps of 128 rows, whose a is a transposed view), odd sizes, one row, and operands whose rows
+  // are strided (a narrowed column range): each overwriting and accumulating.
+  struct Shape {
+    int64_t m, k, n, pad;
+    bool a_transposed;
+  };
+  for (const Shape s : std::vector<Shape>{{128, 128, 384, 0, false},
+                                          {128, 384, 128, 0, false},
+                                          {256, 6400, 128, 0, true},
+                                          {37, 5, 15, 0, false},
+                                          {1, 7, 3, 0, false},
+                                          {9, 6, 11, 3, false},
+                                          {9, 6, 11, 3, true}}) {
+    for (const bool accumulate : {false, true}) {
+      INFO(s.m << "x" << s.k << (s.a_transposed ? " (transposed)" : "") << " times " << s.k << "x"
+               << s.n << ", row padding " << s.pad
+               << (accumulate ? ", accumulating" : ", overwriting"));
+      const torch::Tensor a = s.a_transposed
+                                  ? torch::randn({s.k, s.m + s.pad}).narrow(1, 0, s.m).t()
+                                  : torch::randn({s.m, s.k + s.pad}).narrow(1, 0, s.k);
+      const torch::Tensor b = torch::randn({s.k, s.n + s.pad}).narrow(1, 0, s.n);
+      const torch::Tensor start = torch::randn({s.m, s.n + s.pad});
+      const torch::Tensor full = start.clone();
+      const torch::Tensor out = full.narrow(1, 0, s.n);
+      layers::jit_mm_out(out, a, b, accumulate);
+      const torch::Tensor want = accumulate ? start.narrow(1, 0, s.n) + a.mm(b) : a.mm(b);
+      // Relative to the sum's scale: a k-term sum is rounded in another order.
+      const double scale = std::sqrt(static_cast<double>(s.k));
+      INFO("largest difference " << (out - want).abs().max().item<double>());
+      CHECK(torch::allclose(out, want, 1e-4, 1e-5 * scale));
+      // The padding beside out's rows is untouched.
+      if (s.pad > 0) CHECK(torch::equal(full.narrow(1, s.n, s.pad), start.narrow(1, s.n, s.pad)));
+    }
+  }
+}
+
+TEST_CASE("jit_linear equals torch::linear, outputs and gradients", "[models][layers][gru]") {
+  torch::manual_seed(13);
+  const torch::Tensor x = torch::randn({4, 7, 6}).requires_grad_(true);
+  const torch::Tensor w = torch::randn({5, 6}).requires_grad_(true);
+  const torch::Tensor weights = torch::randn({4, 7, 5});
+  auto run = [&](bool jit) {
+    x.mutable_grad() = torch::Tensor();
+    w.mutable_grad() = torch::Tensor();
+    const torch::Tensor y = jit ? layers::jit_linear(x, w) : torch::linear(x, w);
+    (y * weights).sum().backward();
+    return std::vector<torch::Tensor>{y.detach(), x.grad().clone(), w.grad().clone()};
+  };
+  const auto want = run(false);
+  const auto got = run(true);
+  for (size_t k = 0; k < got.size(); ++k) {
+    INFO("output " << k << " (0: y, 1: x's gradient, 2: the weight's)");
+    CHECK(got[k].sizes() == want[k].sizes());
+    CHECK(torch::allclose(got[k], want[k], 1e-4, 1e-5));
   }
 }
 
