@@ -1,7 +1,7 @@
 #pragma once
 // Products of float matrices on the calling thread with kernels compiled for this CPU: the GRU's
 // per-step h·W_hhᵀ and its backward, its products over all steps (models/layers/gru.cpp), and
-// NARM's linear layers on its outputs (jit_linear).
+// NARM's linear layers on its outputs (jit_linear; A1 and A2 inside narm_encoder.h).
 //
 // Why: OpenBLAS packs both operands into its own layout at every call, which for a [128, 128] ×
 // [128, 384] product costs as much as a sixth of the arithmetic, and it runs the kernels that

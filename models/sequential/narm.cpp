@@ -5,7 +5,7 @@
 #include "models/layers/init.h"
 #include "models/layers/jit_gemm.h"
 #include "models/layers/key_checks.h"
-#include "models/layers/sequence.h"
+#include "models/layers/narm_encoder.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -44,20 +44,13 @@ torch::Tensor NARM::encode(const data::Batch& batch) {
   const int64_t longest = batch.item_seq_len.max().item<int64_t>();
   const torch::Tensor seq = batch.item_seq.narrow(1, 0, longest);
   const torch::Tensor x = layers::dropout(lookup(seq), emb_dropout_, is_training());
-  const torch::Tensor g = layers::gru_outputs(gru_, x);                       // [B, l, hidden]
-  const torch::Tensor c_global = layers::gather_last(g, batch.item_seq_len);  // [B, hidden]
-  // m_t: RecBole's item_seq > 0, which for right-padded rows is t < len (what is used here, so
-  // that nothing after a row's last item is read even when the row holds items there).
-  const torch::Tensor mask =
-      (torch::arange(longest, seq.options()).unsqueeze(0) < batch.item_seq_len.unsqueeze(1))
-          .unsqueeze(2)
-          .to(g.scalar_type());  // [B, l, 1]
-  const torch::Tensor alpha =
-      v_->forward(mask * torch::sigmoid(layers::jit_linear(g, a1_->weight) +
-                                        layers::jit_linear(c_global, a2_->weight).unsqueeze(1)));
-  const torch::Tensor c_local = (alpha * g).sum(1);
-  const torch::Tensor c =
-      layers::dropout(torch::cat({c_local, c_global}, 1), ct_dropout_, is_training());
+  const torch::Tensor g = layers::gru_outputs(gru_, x);  // [B, l, hidden]
+  // [c_l ; c_g]. The attention's mask m_t: RecBole's item_seq > 0, which for right-padded rows
+  // is t < len (what is used here, so that nothing after a row's last item is read even when the
+  // row holds items there).
+  const torch::Tensor c = layers::dropout(
+      layers::narm_encoder(g, a1_->weight, a2_->weight, v_->weight, batch.item_seq_len),
+      ct_dropout_, is_training());
   return layers::jit_linear(c, b_->weight);
 }
 

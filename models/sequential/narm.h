@@ -7,7 +7,8 @@
 // defaults (as RecBole).
 //
 // The GRU runs up to the batch's longest sequence only: later positions have m_t = 0 and never
-// reach an earlier state. On the CPU it is layers::gru_outputs (models/layers/gru.h).
+// reach an earlier state. On the CPU it is layers::gru_outputs (models/layers/gru.h), both
+// encoders layers::narm_encoder (models/layers/narm_encoder.h).
 #include "models/sequential/sequential_model.h"
 
 namespace recbole::models {

@@ -24,6 +24,7 @@
 #include "models/layers/item_cross_entropy.h"
 #include "models/layers/jit_gemm.h"
 #include "models/layers/losses.h"
+#include "models/layers/narm_encoder.h"
 #include "models/layers/ngcf_layer.h"
 #include "models/layers/patch_conv.h"
 #include "models/layers/residual_norm.h"
@@ -267,6 +268,46 @@ TEST_CASE("the fused GRU equals libtorch's GRU, outputs and gradients", "[models
       CHECK(torch::allclose(got[k], want[k], 1e-4, 1e-5));
     }
   }
+}
+
+TEST_CASE("the fused NARM encoders equal RecBole's composed ones, values and gradients",
+          "[models][layers][gru]") {
+  torch::manual_seed(12);
+  const int64_t b = 7, steps = 9, hidden = 19;
+  // Lengths from 1 to the whole row; states past a row's length must not count.
+  const torch::Tensor lengths = torch::tensor({1, 2, 4, 9, 3, 8, 9}, torch::kLong);
+  const torch::Tensor g = (2 * torch::randn({b, steps, hidden})).requires_grad_(true);
+  const torch::Tensor a1 = torch::randn({hidden, hidden}).requires_grad_(true);
+  const torch::Tensor a2 = torch::randn({hidden, hidden}).requires_grad_(true);
+  const torch::Tensor v = torch::randn({1, hidden}).requires_grad_(true);
+  const torch::Tensor weights = torch::randn({b, 2 * hidden});
+  auto run = [&](bool fused) {
+    for (const auto* t : {&g, &a1, &a2, &v}) t->mutable_grad() = torch::Tensor();
+    torch::Tensor c;
+    if (fused) {
+      c = layers::narm_encoder(g, a1, a2, v, lengths);
+    } else {  // as RecBole: α = v(mask ⊙ σ(A1 g + A2 c_g)), [Σ_t α_t g_t ; c_g]
+      const torch::Tensor c_g = layers::gather_last(g, lengths);
+      const torch::Tensor mask =
+          (torch::arange(steps).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(2).to(torch::kFloat);
+      const torch::Tensor alpha = torch::linear(
+          mask * torch::sigmoid(torch::linear(g, a1) + torch::linear(c_g, a2).unsqueeze(1)), v);
+      c = torch::cat({(alpha * g).sum(1), c_g}, 1);
+    }
+    (c * weights).sum().backward();
+    return std::vector<torch::Tensor>{c.detach(), g.grad().clone(), a1.grad().clone(),
+                                      a2.grad().clone(), v.grad().clone()};
+  };
+  const auto want = run(false);
+  const auto got = run(true);
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("output " << i << " (0: [c_l ; c_g], then the gradients of g, A1, A2, v), largest "
+                   << "difference " << (got[i] - want[i]).abs().max().item<double>());
+    REQUIRE(got[i].sizes() == want[i].sizes());
+    CHECK(torch::allclose(got[i], want[i], 1e-4, 1e-4));
+  }
+  CHECK_THROWS_WITH(layers::narm_encoder(g, a1, a2, v, lengths - 1),
+                    Catch::Contains("lengths must lie in [1, 9]"));
 }
 
 TEST_CASE("the fused attention weights equal softmax, mask and dropout composed",
