@@ -15,7 +15,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +24,7 @@
 #define RECBOLE_BENCH_X86 1
 #endif
 
+#include "cpu_info.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/thread_pool.h"
 #include "tool_flags.h"
@@ -136,14 +136,8 @@ double gemm_rate(int64_t m, int64_t k, int64_t n, int blas_threads, double secon
 }
 
 std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string family, model_name;
-  for (std::string line; std::getline(in, line);) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos || colon + 2 > line.size()) continue;
-    if (family.empty() && line.rfind("cpu family", 0) == 0) family = line.substr(colon + 2);
-    if (model_name.empty() && line.rfind("model name", 0) == 0) model_name = line.substr(colon + 2);
-  }
+  const std::string model_name = recbole::tools::cpu_info_field("model name");
+  const std::string family = recbole::tools::cpu_info_field("cpu family");
   if (model_name.empty()) return "unknown CPU";
   return family.empty() ? model_name : model_name + " (family " + family + ")";
 }

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cpu_info.h"
 #include "recbole/config/config.h"
 #include "recbole/quick_start.h"
 #include "recbole/utils/error.h"
@@ -26,11 +27,8 @@
 namespace {
 
 std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
+  const std::string model_name = recbole::tools::cpu_info_field("model name");
+  return model_name.empty() ? "unknown" : model_name;
 }
 
 double mem_total_gib() {
