@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/layers/backward_parts.h"
+#include "models/layers/dropout.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
@@ -145,15 +146,20 @@ torch::Tensor ContextModel::predict(const data::Batch& batch) {
 
 bool ContextModel::closed_form_applies() const {
   if (closed_form() == ClosedForm::kNone) return false;
+  if (closed_form() == ClosedForm::kDeepFM && deep_part() == nullptr) return false;
   for (const torch::Tensor& p : parameters())
     if (!p.device().is_cpu() || p.scalar_type() != torch::kFloat32) return false;
   return true;
 }
 
 void ContextModel::closed_form_logits(const data::Batch& batch) {
-  const bool fm = closed_form() == ClosedForm::kFM;
+  if (layers::DirectMLP* deep = deep_part()) deep->prepare();
+  closed_form_logits(batch, closed_form_buffers_);
+}
+
+void ContextModel::closed_form_logits(const data::Batch& batch, ClosedFormBuffers& buf) const {
+  const bool fm = closed_form() != ClosedForm::kFirstOrder;
   const int64_t b = batch.users.size(0), f = num_fields_, d = embedding_size_;
-  ClosedFormBuffers& buf = closed_form_buffers_;
   buf.z.resize(static_cast<size_t>(b));
   if (!fm) {
     first_order_->forward_direct(batch, buf.z.data());
@@ -184,6 +190,9 @@ void ContextModel::closed_form_logits(const data::Batch& batch) {
     for (int64_t k = 0; k < d; ++k) term += sum[k] * sum[k] - squares[k];
     buf.z[static_cast<size_t>(r)] += 0.5f * term;
   }
+  if (closed_form() == ClosedForm::kDeepFM)
+    deep_part()->forward(torch::from_blob(buf.e.data(), {b, f * d}, torch::kFloat32), is_training(),
+                         buf.z.data(), buf.deep);
 }
 
 namespace {
@@ -198,14 +207,11 @@ float log1p_unit(float t) {
 
 }  // namespace
 
-torch::Tensor ContextModel::closed_form_backward(const data::Batch& batch) {
-  torch::NoGradGuard no_grad;
-  const bool fm = closed_form() == ClosedForm::kFM;
-  const int64_t b = batch.users.size(0), f = num_fields_, d = embedding_size_;
-  ClosedFormBuffers& buf = closed_form_buffers_;
-  closed_form_logits(batch);
+double ContextModel::bce_with_logits(const data::Batch& batch, int64_t rows,
+                                     ClosedFormBuffers& buf) {
+  const int64_t b = batch.users.size(0);
   buf.dz.resize(static_cast<size_t>(b));
-  // Mean binary cross-entropy with logits (PyTorch's stable form); dloss/dz = (σ(z) − y) / B.
+  // PyTorch's stable form; dloss/dz = (σ(z) − y) / rows.
   const torch::Tensor y = batch.labels.contiguous();
   const float* ys = y.data_ptr<float>();
   double loss = 0.0;
@@ -214,22 +220,83 @@ torch::Tensor ContextModel::closed_form_backward(const data::Batch& batch) {
     const float t = std::exp(-std::abs(z));  // one exp for the loss and σ(z)
     loss += std::max(z, 0.0f) - z * ys[r] + log1p_unit(t);
     const float sigmoid = z >= 0.0f ? 1.0f / (1.0f + t) : t / (1.0f + t);
-    buf.dz[static_cast<size_t>(r)] = (sigmoid - ys[r]) / static_cast<float>(b);
+    buf.dz[static_cast<size_t>(r)] = (sigmoid - ys[r]) / static_cast<float>(rows);
   }
+  return loss;
+}
+
+namespace {
+
+// FM's gradient over E [B, F, d]: dloss/dE[r, c] = dz[r] · (S[r] − E[r, c]) (+ deep[r, c], the
+// deep part's gradient, when given), written over E.
+void fm_gradient(float* e_rows, const float* sums, const float* dz, const float* deep, int64_t b,
+                 int64_t f, int64_t d) {
+  for (int64_t r = 0; r < b; ++r) {
+    float* __restrict e = e_rows + r * f * d;
+    const float* __restrict sum = sums + r * d;
+    const float g = dz[r];
+    for (int64_t c = 0; c < f; ++c)
+      for (int64_t k = 0; k < d; ++k) e[c * d + k] = g * (sum[k] - e[c * d + k]);
+    if (deep != nullptr) {
+      const float* __restrict x = deep + r * f * d;
+      for (int64_t i = 0; i < f * d; ++i) e[i] += x[i];
+    }
+  }
+}
+
+}  // namespace
+
+torch::Tensor ContextModel::closed_form_backward(const data::Batch& batch) {
+  if (closed_form() == ClosedForm::kDeepFM) return deep_closed_form_backward(batch);
+  torch::NoGradGuard no_grad;
+  const bool fm = closed_form() == ClosedForm::kFM;
+  const int64_t b = batch.users.size(0), f = num_fields_, d = embedding_size_;
+  ClosedFormBuffers& buf = closed_form_buffers_;
+  closed_form_logits(batch);
+  const double loss = bce_with_logits(batch, b, buf);
   if (!fm) {
     first_order_->add_gradient(batch, buf.dz.data());
   } else {
-    // d/dE[r, c] of dz · fm = dz[r] · (S[r] − E[r, c]), written over E.
-    for (int64_t r = 0; r < b; ++r) {
-      float* __restrict e = buf.e.data() + r * f * d;
-      const float* __restrict sum = buf.sum.data() + r * d;
-      const float g = buf.dz[static_cast<size_t>(r)];
-      for (int64_t c = 0; c < f; ++c)
-        for (int64_t k = 0; k < d; ++k) e[c * d + k] = g * (sum[k] - e[c * d + k]);
-    }
+    fm_gradient(buf.e.data(), buf.sum.data(), buf.dz.data(), nullptr, b, f, d);
     first_order_->add_gradient(batch, buf.dz.data(), embedding_.get(), buf.e.data());
   }
   return torch::tensor(static_cast<float>(loss / static_cast<double>(b)));
+}
+
+torch::Tensor ContextModel::deep_closed_form_backward(const data::Batch& batch) {
+  torch::NoGradGuard no_grad;
+  layers::DirectMLP& deep = *deep_part();
+  deep.prepare();
+  const int64_t rows = batch.users.size(0), f = num_fields_, d = embedding_size_;
+  const int64_t parts = (rows + kPartRows - 1) / kPartRows;
+  // One dropout key per part, drawn in part order before any part runs: backward_parts' keys.
+  std::vector<uint64_t> keys(static_cast<size_t>(parts));
+  for (uint64_t& key : keys) key = layers::draw_dropout_key();
+  part_buffers_.resize(static_cast<size_t>(parts));
+  std::vector<data::Batch> part_batches(static_cast<size_t>(parts));
+  std::vector<double> losses(static_cast<size_t>(parts));
+  layers::on_pool(parts, [&](size_t k) {
+    torch::NoGradGuard no_grad_here;  // grad mode is per thread
+    layers::DropoutKeyScope key(keys[k]);
+    const int64_t start = static_cast<int64_t>(k) * kPartRows;
+    const data::Batch& part = part_batches[k] =
+        batch.narrow(start, std::min(kPartRows, rows - start));
+    ClosedFormBuffers& buf = part_buffers_[k];
+    closed_form_logits(part, buf);
+    losses[k] = bce_with_logits(part, rows, buf);
+    deep.backward(buf.dz.data(), buf.deep);
+    fm_gradient(buf.e.data(), buf.sum.data(), buf.dz.data(), buf.deep.dx.data_ptr<float>(),
+                part.users.size(0), f, d);
+  });
+  // The parts' gradients in part order, on this thread.
+  double loss = 0.0;
+  for (size_t k = 0; k < part_batches.size(); ++k) {
+    ClosedFormBuffers& buf = part_buffers_[k];
+    first_order_->add_gradient(part_batches[k], buf.dz.data(), embedding_.get(), buf.e.data());
+    deep.add_gradients(buf.deep);
+    loss += losses[k];
+  }
+  return torch::tensor(static_cast<float>(loss / static_cast<double>(rows)));
 }
 
 bool ContextModel::trains_in_parts() const {

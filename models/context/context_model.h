@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include "models/layers/context_embedding.h"
+#include "models/layers/direct_mlp.h"
 #include "models/model.h"
 #include "recbole/config/key_decl.h"
 
@@ -59,11 +60,14 @@ class ContextModel : public Model {
   // MultiheadAttention out of models/.)
   bool trains_in_parts() const;
 
-  // The logit's closed form, when a model's logits() is one of these (LR, FM):
+  // The logit's closed form, when a model's logits() is one of these (LR, FM, DeepFM):
   //   kFirstOrder: the first-order part;
-  //   kFM: the first-order part plus fm_interaction(E).
-  enum class ClosedForm { kNone, kFirstOrder, kFM };
+  //   kFM: the first-order part plus fm_interaction(E);
+  //   kDeepFM: kFM plus deep_part()'s logit over E flattened to [B, F·d].
+  enum class ClosedForm { kNone, kFirstOrder, kFM, kDeepFM };
   virtual ClosedForm closed_form() const { return ClosedForm::kNone; }
+  // kDeepFM's deep part (owned by the model).
+  virtual layers::DirectMLP* deep_part() const { return nullptr; }
   // Whether closed_form_backward runs for this model: a closed form, parameters float32 on
   // the CPU.
   bool closed_form_applies() const;
@@ -71,10 +75,12 @@ class ContextModel : public Model {
   // same numbers as loss.backward() up to float rounding order (tested), in a few passes over
   // the batch instead of an autograd graph of some forty operations — the whole of an LR or FM
   // step on ml-100k. Returns the loss (a detached scalar). Parameters the logit does not use
-  // (LR's second-order table) keep their gradient as it is, as with autograd.
+  // (LR's second-order table) keep their gradient as it is, as with autograd. kDeepFM runs in
+  // parts of kPartRows rows on the CPU pool, each part's dropout keyed as backward_parts keys
+  // it, so that its masks are those of the autograd step in parts.
   torch::Tensor closed_form_backward(const data::Batch& batch);
-  // The closed form's logits into closed_form_buffers_.z ([B]; FM also fills e with E and sum
-  // with Σ_f E). predict() uses it when gradients are off.
+  // The closed form's logits into closed_form_buffers_.z ([B]; FM and DeepFM also fill e with
+  // E and sum with Σ_f E). predict() uses it when gradients are off.
   void closed_form_logits(const data::Batch& batch);
 
  protected:
@@ -102,14 +108,23 @@ class ContextModel : public Model {
   layers::FirstOrderLinear first_order_{nullptr};
 
  private:
-  // closed_form_backward's working rows, kept between batches.
+  // closed_form_backward's working rows, kept between batches (one set per part for kDeepFM).
   struct ClosedFormBuffers {
-    std::vector<float> z, dz;    // [B] logits, dloss/dz
-    std::vector<float> e;        // [B, F, d]: E, then dloss/dE
-    std::vector<float> sum;      // [B, d]: Σ_f E
-    std::vector<float> squares;  // [d]: Σ_f E² of one row
+    std::vector<float> z, dz;      // [B] logits, dloss/dz
+    std::vector<float> e;          // [B, F, d]: E, then dloss/dE
+    std::vector<float> sum;        // [B, d]: Σ_f E
+    std::vector<float> squares;    // [d]: Σ_f E² of one row
+    layers::DirectMLP::Work deep;  // kDeepFM: the deep part's activations and gradients
   };
   ClosedFormBuffers closed_form_buffers_;
+  std::vector<ClosedFormBuffers> part_buffers_;
+  // The closed form's logits of `batch` into buf (dropout in the deep part when training).
+  void closed_form_logits(const data::Batch& batch, ClosedFormBuffers& buf) const;
+  // Σ over the batch's rows of the binary cross-entropy of buf.z against its labels, and
+  // buf.dz = its gradient divided by `rows` (the whole batch's, for a part's share of the mean).
+  static double bce_with_logits(const data::Batch& batch, int64_t rows, ClosedFormBuffers& buf);
+  // kDeepFM's step: closed_form_backward in parts.
+  torch::Tensor deep_closed_form_backward(const data::Batch& batch);
 
   // full_sort_predict's inputs: the id fields, the other user-side input fields, the
   // item-side input columns by item id (on the device) and the interaction-side input fields.

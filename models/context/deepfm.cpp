@@ -11,6 +11,7 @@ DeepFM::DeepFM(const ModelContext& ctx) : ContextModel("DeepFM", ctx) {
                          layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));
   predict_ = register_module("predict", torch::nn::Linear(sizes.back(), 1));
   finish();
+  direct_ = std::make_unique<layers::DirectMLP>(mlp_, predict_);
 }
 
 torch::Tensor DeepFM::logits(const data::Batch& batch) {

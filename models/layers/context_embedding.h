@@ -119,6 +119,9 @@ class ContextMLPImpl : public torch::nn::Module {
   // [B, sizes.front()] → [B, sizes.back()]
   torch::Tensor forward(torch::Tensor x);
   const std::vector<torch::nn::Linear>& linears() const { return linears_; }
+  double dropout() const { return dropout_; }
+  const std::string& activation() const { return activation_; }
+  bool batch_norm() const { return !norms_.empty(); }
 
  private:
   std::vector<torch::nn::Linear> linears_;

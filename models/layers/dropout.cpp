@@ -54,14 +54,23 @@ DropoutKeyScope::DropoutKeyScope(uint64_t key) : previous_(t_key_stream) { t_key
 
 DropoutKeyScope::~DropoutKeyScope() { t_key_stream = previous_; }
 
-torch::Tensor dropout_mask(torch::IntArrayRef sizes, double p, bool training) {
-  if (!training || p <= 0.0) return {};
-  if (p >= 1.0) return torch::zeros(sizes, torch::kFloat32);
+bool fill_dropout_mask(float* m, int64_t count, double p, bool training) {
+  if (!training || p <= 0.0) return false;
+  if (p >= 1.0) {
+    std::fill(m, m + count, 0.0f);
+    return true;
+  }
   // Element k is kept when its 32-bit draw is below (1 − p)·2³² (truncated: below 2³²).
   const auto threshold = static_cast<uint32_t>(std::min((1.0 - p) * 4294967296.0, 4294967295.0));
   const float scale = static_cast<float>(1.0 / (1.0 - p));
+  fill_mask(m, count, next_mask_key(), threshold, scale);
+  return true;
+}
+
+torch::Tensor dropout_mask(torch::IntArrayRef sizes, double p, bool training) {
+  if (!training || p <= 0.0) return {};
   torch::Tensor mask = torch::empty(sizes, torch::kFloat32);
-  fill_mask(mask.data_ptr<float>(), mask.numel(), next_mask_key(), threshold, scale);
+  fill_dropout_mask(mask.data_ptr<float>(), mask.numel(), p, training);
   return mask;
 }
 

@@ -28,6 +28,11 @@ torch::Tensor dropout(const torch::Tensor& x, double p, bool training);
 // the mask inside their own pass.
 torch::Tensor dropout_mask(torch::IntArrayRef sizes, double p, bool training);
 
+// dropout_mask's values written into m[0, count) (float32): the same draw and key. False, with
+// nothing written and no key drawn, when nothing is dropped (!training or p ≤ 0). For kernels
+// that keep their mask buffers between batches.
+bool fill_dropout_mask(float* m, int64_t count, double p, bool training);
+
 // One word of libtorch's default CPU generator (advances it): a key for a DropoutKeyScope.
 uint64_t draw_dropout_key();
 

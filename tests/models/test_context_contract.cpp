@@ -2,7 +2,7 @@
 // feature fields (the context preset), a few training batches give a finite loss; predict gives
 // [B] float32 probabilities in [0, 1] on the device; a fixed seed repeats exactly; a save/load
 // round trip gives identical scores; full_sort_predict's row of a user is predict over the
-// rows (user, item) of every item. LR's and FM's
+// rows (user, item) of every item. LR's, FM's and DeepFM's
 // closed-form step gives autograd's loss and gradients, and a step in parts the whole batch's.
 #include <catch2/catch.hpp>
 
@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <torch/torch.h>
@@ -19,6 +20,7 @@
 #include "models/context/context_model.h"
 #include "models/context/kd_dagfm.h"
 #include "models/context/xdeepfm.h"
+#include "models/layers/dropout.h"
 #include "models/model.h"
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
@@ -220,42 +222,78 @@ TEST_CASE("xDeepFM's CIN is RecBole's width-1 convolution over [B, H·F, d]", "[
   CHECK(torch::allclose(full - without_cin, expected, 1e-4, 1e-5));
 }
 
-TEST_CASE("LR's and FM's closed-form step equals autograd's loss and gradients",
+namespace {
+
+// The closed-form step of `m` on `batch` against autograd's: the loss and every parameter's
+// gradient. With a dropout key, the model trains and both draw their masks from it (the closed
+// form draws its part's key from libtorch's generator, which is seeded to give that key).
+void check_closed_form(recbole::models::ContextModel& m, const recbole::data::Batch& batch,
+                       std::optional<uint64_t> key, double rtol, double atol) {
+  using recbole::models::layers::DropoutKeyScope;
+  torch::Tensor loss;
+  {
+    std::optional<DropoutKeyScope> scope;
+    if (key) scope.emplace(*key);
+    loss = m.calculate_loss(batch);
+  }
+  loss.backward();
+  std::vector<torch::Tensor> expected;
+  for (const torch::Tensor& p : m.parameters())
+    expected.push_back(p.grad().defined() ? p.grad().clone() : torch::Tensor());
+  for (torch::Tensor p : m.parameters()) p.mutable_grad() = torch::Tensor();
+  if (key) torch::manual_seed(1234);  // the seed whose first key the test drew
+  const torch::Tensor direct = m.closed_form_backward(batch);
+  CHECK(direct.item<float>() == Approx(loss.item<float>()).epsilon(1e-6));
+  const std::vector<torch::Tensor> params = m.parameters();
+  for (size_t k = 0; k < params.size(); ++k) {
+    INFO("parameter " << k);
+    REQUIRE(params[k].grad().defined() == expected[k].defined());
+    if (expected[k].defined()) CHECK(torch::allclose(params[k].grad(), expected[k], rtol, atol));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("The closed-form step of LR and FM and DeepFM equals autograd's loss and gradients",
           "[context][models]") {
-  for (const std::string name : {"LR", "FM"}) {
+  for (const std::string name : {"LR", "FM", "DeepFM"}) {
     DYNAMIC_SECTION(name) {
       ContextRun run(name);
       auto m = run.fresh();
-      REQUIRE(m->closed_form_applies());
+      REQUIRE(m->closed_form_applies() == run.device.device().is_cpu());
+      if (!m->closed_form_applies()) return;
       auto source = run.pipeline.training_source(m->input_type(), name, 0, 1);
       source->start_epoch(0);
       recbole::data::Batch batch;
       REQUIRE(source->next(batch));
       REQUIRE(batch.size() == 512);
-
-      // Autograd: the loss and every parameter's gradient (undefined: not reached).
-      torch::Tensor loss = m->calculate_loss(batch);
-      loss.backward();
-      std::vector<torch::Tensor> expected;
-      for (const torch::Tensor& p : m->parameters())
-        expected.push_back(p.grad().defined() ? p.grad().clone() : torch::Tensor());
-      for (torch::Tensor p : m->parameters()) p.mutable_grad() = torch::Tensor();
-      const torch::Tensor direct = m->closed_form_backward(batch);
-      CHECK(direct.item<float>() == Approx(loss.item<float>()).epsilon(1e-6));
-      const std::vector<torch::Tensor> params = m->parameters();
-      for (size_t k = 0; k < params.size(); ++k) {
-        INFO("parameter " << k);
-        REQUIRE(params[k].grad().defined() == expected[k].defined());
-        if (expected[k].defined())
-          CHECK(torch::allclose(params[k].grad(), expected[k], 1e-5, 1e-7));
+      // DeepFM's deep part: products on other kernels than libtorch's, so rounding differs more.
+      const double rtol = name == "DeepFM" ? 1e-4 : 1e-5, atol = name == "DeepFM" ? 1e-6 : 1e-7;
+      if (name == "DeepFM") {
+        recbole::testing::scramble(*m, 0.3);  // no ReLU dead at init; every term matters
+        SECTION("training: dropout masks from the part's key, as autograd's layers::dropout") {
+          m->train();
+          torch::manual_seed(1234);
+          const uint64_t key = recbole::models::layers::draw_dropout_key();
+          check_closed_form(*m, batch, key, rtol, atol);
+        }
+        SECTION("in two parts on the pool (evaluation mode: no dropout)") {
+          m->eval();
+          const recbole::data::Batch three = recbole::testing::three_shuffled_copies(batch);
+          REQUIRE(three.size() > recbole::models::ContextModel::kPartRows);
+          check_closed_form(*m, three, std::nullopt, rtol, atol);
+        }
+      } else {
+        check_closed_form(*m, batch, std::nullopt, rtol, atol);
       }
       // Evaluation (gradients off) takes the closed form too: the autograd path's scores.
+      m->eval();
       const torch::Tensor autograd_scores = torch::sigmoid(m->logits(batch)).detach();
       torch::NoGradGuard no_grad;
-      CHECK(torch::allclose(m->predict(batch), autograd_scores, 1e-5, 1e-7));
+      CHECK(torch::allclose(m->predict(batch), autograd_scores, rtol, atol));
     }
   }
-  CHECK_FALSE(ContextRun("DeepFM").fresh()->closed_form_applies());
+  CHECK_FALSE(ContextRun("WideDeep").fresh()->closed_form_applies());
 }
 
 TEST_CASE("context models train a batch in parts to the whole batch's loss and gradient",
