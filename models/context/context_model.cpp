@@ -144,9 +144,17 @@ torch::Tensor ContextModel::predict(const data::Batch& batch) {
   return probability_output() ? z : torch::sigmoid(z);
 }
 
+bool ContextModel::closed_form_fm() const {
+  return closed_form() == ClosedForm::kFM || closed_form() == ClosedForm::kDeepFM;
+}
+
+bool ContextModel::closed_form_deep() const {
+  return closed_form() == ClosedForm::kWideDeep || closed_form() == ClosedForm::kDeepFM;
+}
+
 bool ContextModel::closed_form_applies() const {
   if (closed_form() == ClosedForm::kNone) return false;
-  if (closed_form() == ClosedForm::kDeepFM && deep_part() == nullptr) return false;
+  if (closed_form_deep() && deep_part() == nullptr) return false;
   for (const torch::Tensor& p : parameters())
     if (!p.device().is_cpu() || p.scalar_type() != torch::kFloat32) return false;
   return true;
@@ -158,18 +166,25 @@ void ContextModel::closed_form_logits(const data::Batch& batch) {
 }
 
 void ContextModel::closed_form_logits(const data::Batch& batch, ClosedFormBuffers& buf) const {
-  const bool fm = closed_form() != ClosedForm::kFirstOrder;
   const int64_t b = batch.users.size(0), f = num_fields_, d = embedding_size_;
   buf.z.resize(static_cast<size_t>(b));
-  if (!fm) {
+  if (closed_form() == ClosedForm::kFirstOrder) {
     first_order_->forward_direct(batch, buf.z.data());
     return;
   }
-  // z += ½ Σ_k (S_k² − Σ_f E_fk²), S = Σ_f E (RecBole's FM term); E in the first-order
-  // part's walk over the ids.
+  // E in the first-order part's walk over the ids.
   buf.e.resize(static_cast<size_t>(b * f * d));
-  buf.sum.resize(static_cast<size_t>(b * d));
   first_order_->forward_direct(batch, buf.z.data(), embedding_.get(), buf.e.data());
+  if (closed_form_fm()) fm_logits(buf, b);
+  if (closed_form_deep())
+    deep_part()->forward(torch::from_blob(buf.e.data(), {b, f * d}, torch::kFloat32), is_training(),
+                         buf.z.data(), buf.deep);
+}
+
+void ContextModel::fm_logits(ClosedFormBuffers& buf, int64_t b) const {
+  // z += ½ Σ_k (S_k² − Σ_f E_fk²), S = Σ_f E (RecBole's FM term).
+  const int64_t f = num_fields_, d = embedding_size_;
+  buf.sum.resize(static_cast<size_t>(b * d));
   // Per dimension first, then over the dimensions (as fm_interaction): the inner loops run
   // along k and vectorise; a running scalar sum over F·d would be one long dependency chain.
   buf.squares.resize(static_cast<size_t>(d));
@@ -190,9 +205,6 @@ void ContextModel::closed_form_logits(const data::Batch& batch, ClosedFormBuffer
     for (int64_t k = 0; k < d; ++k) term += sum[k] * sum[k] - squares[k];
     buf.z[static_cast<size_t>(r)] += 0.5f * term;
   }
-  if (closed_form() == ClosedForm::kDeepFM)
-    deep_part()->forward(torch::from_blob(buf.e.data(), {b, f * d}, torch::kFloat32), is_training(),
-                         buf.z.data(), buf.deep);
 }
 
 namespace {
@@ -247,7 +259,7 @@ void fm_gradient(float* e_rows, const float* sums, const float* dz, const float*
 }  // namespace
 
 torch::Tensor ContextModel::closed_form_backward(const data::Batch& batch) {
-  if (closed_form() == ClosedForm::kDeepFM) return deep_closed_form_backward(batch);
+  if (closed_form_deep()) return deep_closed_form_backward(batch);
   torch::NoGradGuard no_grad;
   const bool fm = closed_form() == ClosedForm::kFM;
   const int64_t b = batch.users.size(0), f = num_fields_, d = embedding_size_;
@@ -285,8 +297,13 @@ torch::Tensor ContextModel::deep_closed_form_backward(const data::Batch& batch) 
     closed_form_logits(part, buf);
     losses[k] = bce_with_logits(part, rows, buf);
     deep.backward(buf.dz.data(), buf.deep);
-    fm_gradient(buf.e.data(), buf.sum.data(), buf.dz.data(), buf.deep.dx.data_ptr<float>(),
-                part.users.size(0), f, d);
+    // dloss/dE: the deep part's, plus the FM term's when the form has one, written over E.
+    const float* dx = buf.deep.dx.data_ptr<float>();
+    const int64_t n = part.users.size(0);
+    if (closed_form_fm())
+      fm_gradient(buf.e.data(), buf.sum.data(), buf.dz.data(), dx, n, f, d);
+    else
+      std::copy(dx, dx + n * f * d, buf.e.data());
   });
   // The parts' gradients in part order, on this thread.
   double loss = 0.0;

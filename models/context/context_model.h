@@ -60,13 +60,15 @@ class ContextModel : public Model {
   // MultiheadAttention out of models/.)
   bool trains_in_parts() const;
 
-  // The logit's closed form, when a model's logits() is one of these (LR, FM, DeepFM):
+  // The logit's closed form, when a model's logits() is one of these (LR, FM, WideDeep,
+  // DeepFM):
   //   kFirstOrder: the first-order part;
   //   kFM: the first-order part plus fm_interaction(E);
+  //   kWideDeep: the first-order part plus deep_part()'s logit over E flattened to [B, F·d];
   //   kDeepFM: kFM plus deep_part()'s logit over E flattened to [B, F·d].
-  enum class ClosedForm { kNone, kFirstOrder, kFM, kDeepFM };
+  enum class ClosedForm { kNone, kFirstOrder, kFM, kWideDeep, kDeepFM };
   virtual ClosedForm closed_form() const { return ClosedForm::kNone; }
-  // kDeepFM's deep part (owned by the model).
+  // The deep part of kWideDeep and kDeepFM (owned by the model).
   virtual layers::DirectMLP* deep_part() const { return nullptr; }
   // Whether closed_form_backward runs for this model: a closed form, parameters float32 on
   // the CPU.
@@ -75,12 +77,13 @@ class ContextModel : public Model {
   // same numbers as loss.backward() up to float rounding order (tested), in a few passes over
   // the batch instead of an autograd graph of some forty operations — the whole of an LR or FM
   // step on ml-100k. Returns the loss (a detached scalar). Parameters the logit does not use
-  // (LR's second-order table) keep their gradient as it is, as with autograd. kDeepFM runs in
-  // parts of kPartRows rows on the CPU pool, each part's dropout keyed as backward_parts keys
-  // it, so that its masks are those of the autograd step in parts.
+  // (LR's second-order table) keep their gradient as it is, as with autograd. The forms with a
+  // deep part run in parts of kPartRows rows on the CPU pool, each part's dropout keyed as
+  // backward_parts keys it, so that its masks are those of the autograd step in parts.
   torch::Tensor closed_form_backward(const data::Batch& batch);
-  // The closed form's logits into closed_form_buffers_.z ([B]; FM and DeepFM also fill e with
-  // E and sum with Σ_f E). predict() uses it when gradients are off.
+  // The closed form's logits into closed_form_buffers_.z ([B]; every form but kFirstOrder also
+  // fills e with E, and those with the FM term sum with Σ_f E). predict() uses it when
+  // gradients are off.
   void closed_form_logits(const data::Batch& batch);
 
  protected:
@@ -108,22 +111,28 @@ class ContextModel : public Model {
   layers::FirstOrderLinear first_order_{nullptr};
 
  private:
-  // closed_form_backward's working rows, kept between batches (one set per part for kDeepFM).
+  // closed_form_backward's working rows, kept between batches (one set per part for the forms
+  // with a deep part).
   struct ClosedFormBuffers {
     std::vector<float> z, dz;      // [B] logits, dloss/dz
     std::vector<float> e;          // [B, F, d]: E, then dloss/dE
     std::vector<float> sum;        // [B, d]: Σ_f E
     std::vector<float> squares;    // [d]: Σ_f E² of one row
-    layers::DirectMLP::Work deep;  // kDeepFM: the deep part's activations and gradients
+    layers::DirectMLP::Work deep;  // the deep part's activations and gradients
   };
   ClosedFormBuffers closed_form_buffers_;
   std::vector<ClosedFormBuffers> part_buffers_;
   // The closed form's logits of `batch` into buf (dropout in the deep part when training).
   void closed_form_logits(const data::Batch& batch, ClosedFormBuffers& buf) const;
+  // Adds the FM term of buf.e's b rows to buf.z, and fills buf.sum with Σ_f E.
+  void fm_logits(ClosedFormBuffers& buf, int64_t b) const;
   // Σ over the batch's rows of the binary cross-entropy of buf.z against its labels, and
   // buf.dz = its gradient divided by `rows` (the whole batch's, for a part's share of the mean).
   static double bce_with_logits(const data::Batch& batch, int64_t rows, ClosedFormBuffers& buf);
-  // kDeepFM's step: closed_form_backward in parts.
+  // Whether the closed form has the FM term, and a deep part.
+  bool closed_form_fm() const;
+  bool closed_form_deep() const;
+  // The step of the forms with a deep part: closed_form_backward in parts.
   torch::Tensor deep_closed_form_backward(const data::Batch& batch);
 
   // full_sort_predict's inputs: the id fields, the other user-side input fields, the

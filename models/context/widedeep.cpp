@@ -12,6 +12,7 @@ WideDeep::WideDeep(const ModelContext& ctx) : ContextModel("WideDeep", ctx) {
                          layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));
   predict_ = register_module("predict", torch::nn::Linear(sizes.back(), 1));
   finish();
+  direct_ = std::make_unique<layers::DirectMLP>(mlp_, predict_);
 }
 
 torch::Tensor WideDeep::logits(const data::Batch& batch) {

@@ -2,7 +2,7 @@
 // feature fields (the context preset), a few training batches give a finite loss; predict gives
 // [B] float32 probabilities in [0, 1] on the device; a fixed seed repeats exactly; a save/load
 // round trip gives identical scores; full_sort_predict's row of a user is predict over the
-// rows (user, item) of every item. LR's, FM's and DeepFM's
+// rows (user, item) of every item. LR's, FM's, WideDeep's and DeepFM's
 // closed-form step gives autograd's loss and gradients, and a step in parts the whole batch's.
 #include <catch2/catch.hpp>
 
@@ -254,9 +254,11 @@ void check_closed_form(recbole::models::ContextModel& m, const recbole::data::Ba
 
 }  // namespace
 
-TEST_CASE("The closed-form step of LR and FM and DeepFM equals autograd's loss and gradients",
-          "[context][models]") {
-  for (const std::string name : {"LR", "FM", "DeepFM"}) {
+TEST_CASE(
+    "The closed-form step of LR and FM and WideDeep and DeepFM equals autograd's loss and "
+    "gradients",
+    "[context][models]") {
+  for (const std::string name : {"LR", "FM", "WideDeep", "DeepFM"}) {
     DYNAMIC_SECTION(name) {
       ContextRun run(name);
       auto m = run.fresh();
@@ -267,9 +269,10 @@ TEST_CASE("The closed-form step of LR and FM and DeepFM equals autograd's loss a
       recbole::data::Batch batch;
       REQUIRE(source->next(batch));
       REQUIRE(batch.size() == 512);
-      // DeepFM's deep part: products on other kernels than libtorch's, so rounding differs more.
-      const double rtol = name == "DeepFM" ? 1e-4 : 1e-5, atol = name == "DeepFM" ? 1e-6 : 1e-7;
-      if (name == "DeepFM") {
+      // A deep part: products on other kernels than libtorch's, so rounding differs more.
+      const bool deep = name == "WideDeep" || name == "DeepFM";
+      const double rtol = deep ? 1e-4 : 1e-5, atol = deep ? 1e-6 : 1e-7;
+      if (deep) {
         recbole::testing::scramble(*m, 0.3);  // no ReLU dead at init; every term matters
         SECTION("training: dropout masks from the part's key, as autograd's layers::dropout") {
           m->train();
@@ -293,7 +296,7 @@ TEST_CASE("The closed-form step of LR and FM and DeepFM equals autograd's loss a
       CHECK(torch::allclose(m->predict(batch), autograd_scores, rtol, atol));
     }
   }
-  CHECK_FALSE(ContextRun("WideDeep").fresh()->closed_form_applies());
+  CHECK_FALSE(ContextRun("FNN").fresh()->closed_form_applies());
 }
 
 TEST_CASE("context models train a batch in parts to the whole batch's loss and gradient",
