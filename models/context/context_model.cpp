@@ -281,9 +281,7 @@ torch::Tensor ContextModel::deep_closed_form_backward(const data::Batch& batch) 
   deep.prepare();
   const int64_t rows = batch.users.size(0), f = num_fields_, d = embedding_size_;
   const int64_t parts = (rows + kPartRows - 1) / kPartRows;
-  // One dropout key per part, drawn in part order before any part runs: backward_parts' keys.
-  std::vector<uint64_t> keys(static_cast<size_t>(parts));
-  for (uint64_t& key : keys) key = layers::draw_dropout_key();
+  const std::vector<uint64_t> keys = layers::draw_part_keys(parts);  // backward_parts' keys
   part_buffers_.resize(static_cast<size_t>(parts));
   std::vector<data::Batch> part_batches(static_cast<size_t>(parts));
   std::vector<double> losses(static_cast<size_t>(parts));

@@ -59,12 +59,6 @@ std::vector<torch::Tensor> trainable_of(const std::vector<torch::Tensor>& params
   return trainable;
 }
 
-std::vector<uint64_t> draw_keys(int64_t parts) {
-  std::vector<uint64_t> keys(static_cast<size_t>(parts));
-  for (uint64_t& key : keys) key = draw_dropout_key();
-  return keys;
-}
-
 // dense[ids[r]] += rows[r] for the rows of a sparse COO gradient (gather_rows's), in order.
 void add_rows(torch::Tensor& dense, const torch::Tensor& sparse) {
   const torch::Tensor ids = sparse._indices().select(0, 0).contiguous();
@@ -131,6 +125,12 @@ std::vector<torch::Tensor> grad_of(const std::vector<torch::Tensor>& outputs,
 
 }  // namespace
 
+std::vector<uint64_t> draw_part_keys(int64_t parts) {
+  std::vector<uint64_t> keys(static_cast<size_t>(parts));
+  for (uint64_t& key : keys) key = draw_dropout_key();
+  return keys;
+}
+
 void on_pool(int64_t parts, const std::function<void(size_t)>& body) {
   std::optional<BlasThreadsScope> one_blas_thread;
   if (ThreadPool::instance().threads() > 1) one_blas_thread.emplace(1);
@@ -144,7 +144,7 @@ torch::Tensor backward_parts(const std::vector<torch::Tensor>& params, int64_t p
   const std::vector<torch::Tensor> trainable = trainable_of(params);
   if (trainable.empty() || !all_on_cpu(params))
     return backward_in_turn(params, parts, loss_of, check);
-  const std::vector<uint64_t> keys = draw_keys(parts);
+  const std::vector<uint64_t> keys = draw_part_keys(parts);
   std::vector<torch::Tensor> losses(static_cast<size_t>(parts));
   std::vector<std::vector<torch::Tensor>> grads(static_cast<size_t>(parts));
   on_pool(parts, [&](size_t k) {
@@ -166,7 +166,7 @@ torch::Tensor backward_parts_coupled(
     const std::function<void(const torch::Tensor&)>& check) {
   TORCH_CHECK(parts >= 1, "backward_parts_coupled: parts must be at least 1, got ", parts);
   const std::vector<torch::Tensor> trainable = trainable_of(params);
-  const std::vector<uint64_t> keys = draw_keys(parts);
+  const std::vector<uint64_t> keys = draw_part_keys(parts);
   std::vector<PartForward> forward(static_cast<size_t>(parts));
   const auto run_forward = [&](size_t k) {
     DropoutKeyScope key(keys[k]);

@@ -35,6 +35,10 @@ torch::Tensor backward_parts(const std::vector<torch::Tensor>& params, int64_t p
                              const std::function<torch::Tensor(int64_t)>& loss_of,
                              const std::function<void(const torch::Tensor&)>& check);
 
+// The parts' dropout keys as backward_parts draws them: one word of libtorch's generator per
+// part, in part order, before any part runs (each part then runs under DropoutKeyScope(key)).
+std::vector<uint64_t> draw_part_keys(int64_t parts);
+
 // body(k) for every part k in [0, parts) on the CPU pool, BLAS at one thread meanwhile (each
 // part runs its own small products). Grad mode is per thread: a body that needs none sets its
 // own torch::NoGradGuard.

@@ -104,19 +104,17 @@ void DirectMLP::forward(const torch::Tensor& x, bool training, float* z, Work& w
   const int64_t n = x.size(0);
   w.rows = n;
   for (auto* v : {&w.in, &w.dropped, &w.masks, &w.out, &w.delta}) v->resize(layers);
-  w.masked.assign(layers, false);
-  const bool drop = training && mlp_->dropout() > 0.0;
+  w.dropout = training && mlp_->dropout() > 0.0;
   torch::Tensor a = x;
   for (size_t k = 0; k < layers; ++k) {
     const int64_t width_in = a.size(1), width_out = transposed_[k].size(1);
     w.in[k] = a;
-    if (drop) {
+    if (w.dropout) {
       // The mask ContextMLP::forward's layers::dropout draws here (outside training or at
       // p = 0 it draws none, and no key).
       ensure_shape(w.masks[k], n, width_in);
       ensure_shape(w.dropped[k], n, width_in);
-      w.masked[k] =
-          fill_dropout_mask(direct_floats(w.masks[k]), n * width_in, mlp_->dropout(), training);
+      fill_dropout_mask(direct_floats(w.masks[k]), n * width_in, mlp_->dropout(), training);
       masked_copy(direct_floats(w.dropped[k]), direct_floats(a), direct_floats(w.masks[k]),
                   n * width_in);
       w.in[k] = w.dropped[k];
@@ -175,7 +173,7 @@ void DirectMLP::backward(const float* dz, Work& w) const {
     torch::Tensor& below = k > 0 ? w.delta[k - 1] : w.dx;
     ensure_shape(below, n, width_in);
     jit_mm_out(below, delta, linears[k]->weight.detach(), /*accumulate=*/false);
-    input_grad(direct_floats(below), w.masked[k] ? direct_floats(w.masks[k]) : nullptr,
+    input_grad(direct_floats(below), w.dropout ? direct_floats(w.masks[k]) : nullptr,
                k > 0 ? direct_floats(w.out[k - 1]) : nullptr, n * width_in);
   }
 }

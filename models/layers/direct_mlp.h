@@ -9,9 +9,9 @@
 // (their kernels on libxsmm). Here a layer is one product and one pass (bias and ReLU, or the
 // ReLU's and the mask's gradient), over buffers kept between batches.
 //
-// The dropout masks are layers::dropout_mask's, drawn on the calling thread's key in layer order,
-// so under the same DropoutKeyScope they are the masks that ContextMLP::forward draws; the step
-// equals autograd's up to float rounding (tested).
+// The dropout masks are layers::fill_dropout_mask's, drawn on the calling thread's key in layer
+// order, so under the same DropoutKeyScope they are the masks that ContextMLP::forward draws; the
+// step equals autograd's up to float rounding (tested).
 #include <cstdint>
 #include <vector>
 
@@ -31,7 +31,7 @@ class DirectMLP {
                                          // `dropped` or `out`, valid until the next forward
     std::vector<torch::Tensor> dropped;  // [n, in_k]: the input times the mask (training)
     std::vector<torch::Tensor> masks;    // [n, in_k]: the dropout masks
-    std::vector<bool> masked;            // whether layer k's mask applies
+    bool dropout = false;                // whether the last forward applied the masks
     std::vector<torch::Tensor> out;      // [n, out_k]: layer k's output after ReLU
     std::vector<torch::Tensor> delta;    // [n, out_k]: dloss/d(layer k's pre-activation)
     torch::Tensor dx;                    // [n, in_0]: dloss/dx
