@@ -140,21 +140,6 @@ GraphOperator::GraphOperator(SparseMatrix m, bool symmetric, const DeviceManager
 
 namespace {
 
-// Row ranges of `m` for `parts` threads with about equal non-zeros each: [parts + 1].
-std::vector<int64_t> balanced_rows(const SparseMatrix& m, int parts) {
-  std::vector<int64_t> bounds(static_cast<size_t>(parts) + 1, m.rows);
-  bounds[0] = 0;
-  const int64_t nnz = m.nnz();
-  for (int p = 1; p < parts; ++p) {
-    const int64_t target = nnz * p / parts;
-    bounds[static_cast<size_t>(p)] =
-        std::lower_bound(m.indptr.begin(), m.indptr.end(), target) - m.indptr.begin();
-    bounds[static_cast<size_t>(p)] = std::min(
-        std::max(bounds[static_cast<size_t>(p)], bounds[static_cast<size_t>(p) - 1]), m.rows);
-  }
-  return bounds;
-}
-
 // The kernels are compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time
 // (target_clones), since the build targets baseline x86-64. d = 64, the usual embedding size,
 // keeps a row's sums in registers.
@@ -211,14 +196,6 @@ void spmm_rows_any(const int64_t* indptr, const int32_t* indices, const float* v
   }
 }
 
-void spmm_rows(const SparseMatrix& m, const float* x, float* out, int64_t d, int64_t first,
-               int64_t last) {
-  if (d == 64)
-    spmm_rows_64(m.indptr.data(), m.indices.data(), m.values.data(), x, out, first, last);
-  else
-    spmm_rows_any(m.indptr.data(), m.indices.data(), m.values.data(), x, out, d, first, last);
-}
-
 // Gradient of spmm: Aᵀ · grad.
 struct SpmmBackward : public torch::autograd::Node {
   std::shared_ptr<const SparseMatrix> transposed;
@@ -229,6 +206,28 @@ struct SpmmBackward : public torch::autograd::Node {
 };
 
 }  // namespace
+
+std::vector<int64_t> balanced_rows(const SparseMatrix& m, int parts) {
+  std::vector<int64_t> bounds(static_cast<size_t>(parts) + 1, m.rows);
+  bounds[0] = 0;
+  const int64_t nnz = m.nnz();
+  for (int p = 1; p < parts; ++p) {
+    const int64_t target = nnz * p / parts;
+    bounds[static_cast<size_t>(p)] =
+        std::lower_bound(m.indptr.begin(), m.indptr.end(), target) - m.indptr.begin();
+    bounds[static_cast<size_t>(p)] = std::min(
+        std::max(bounds[static_cast<size_t>(p)], bounds[static_cast<size_t>(p) - 1]), m.rows);
+  }
+  return bounds;
+}
+
+void spmm_rows(const SparseMatrix& m, const float* x, float* out, int64_t d, int64_t first,
+               int64_t last) {
+  if (d == 64)
+    spmm_rows_64(m.indptr.data(), m.indices.data(), m.values.data(), x, out, first, last);
+  else
+    spmm_rows_any(m.indptr.data(), m.indices.data(), m.values.data(), x, out, d, first, last);
+}
 
 torch::Tensor spmm_host(const SparseMatrix& m, const torch::Tensor& x) {
   if (x.dim() != 2 || x.size(0) != m.cols || x.scalar_type() != torch::kFloat32 || !x.is_cpu())

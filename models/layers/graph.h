@@ -80,6 +80,13 @@ torch::Tensor spmm(const GraphOperator& op, const torch::Tensor& x);
 // The host kernel, also used directly (no autograd): out = m · x, x [m.cols, d] contiguous
 // float32 CPU → [m.rows, d].
 torch::Tensor spmm_host(const SparseMatrix& m, const torch::Tensor& x);
+// Row bounds [parts + 1] that cut m's rows into `parts` ranges of about equal non-zeros: the
+// split the products use over the pool, for a caller running them inside its own phases.
+std::vector<int64_t> balanced_rows(const SparseMatrix& m, int parts);
+// Rows [first, last) of out = m · x (x [m.cols, d], out [m.rows, d], row-major float32), on the
+// calling thread.
+void spmm_rows(const SparseMatrix& m, const float* x, float* out, int64_t d, int64_t first,
+               int64_t last);
 
 // LightGCN's propagation: mean(E, ÂE, …, Â^L E) over layers 0..L (layer 0 included), where
 // E = [users; items] is [N, d]. Returns the list E⁰..E^L when `layers` is given.
