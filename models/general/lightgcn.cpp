@@ -8,6 +8,7 @@
 #include "models/layers/init.h"
 #include "models/layers/losses.h"
 #include "recbole/config/config.h"
+#include "recbole/utils/simd.h"
 #include "recbole/utils/thread_pool.h"
 
 namespace recbole::models {
@@ -62,20 +63,6 @@ bool LightGCN::direct_step_applies() const {
 
 namespace {
 
-// ⟨a, b⟩ over d floats, in 16 partial sums that the compiler keeps in vector registers (a
-// single running sum would serialise the adds).
-float lightgcn_dot(const float* a, const float* b, int64_t d) {
-  constexpr int64_t kLanes = 16;
-  float acc[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= d; j += kLanes)
-    for (int64_t k = 0; k < kLanes; ++k) acc[k] += a[j + k] * b[j + k];
-  float s = 0.0f;
-  for (; j < d; ++j) s += a[j] * b[j];
-  for (float x : acc) s += x;
-  return s;
-}
-
 // out[j] += s · x[j]
 void lightgcn_axpy(float* __restrict out, const float* __restrict x, float s, int64_t d) {
   for (int64_t j = 0; j < d; ++j) out[j] += s * x[j];
@@ -125,8 +112,8 @@ void lightgcn_bpr_rows(const LightGCNStep& s, int64_t first, int64_t last) {
   const int64_t d = s.d;
   for (int64_t k = first; k < last; ++k) {
     const float* fu = s.mean + s.users[k] * d;
-    const float x = lightgcn_dot(fu, s.mean + (s.n_users + s.pos[k]) * d, d) -
-                    lightgcn_dot(fu, s.mean + (s.n_users + s.neg[k]) * d, d);
+    const float x = simd::dot(fu, s.mean + (s.n_users + s.pos[k]) * d, d) -
+                    simd::dot(fu, s.mean + (s.n_users + s.neg[k]) * d, d);
     const float sigma = 1.0f / (1.0f + std::exp(-x));
     // d/dx −log(1e−10 + σ(x)) = −σ(1 − σ) / (1e−10 + σ).
     s.row_dx[k] = -sigma * (1.0f - sigma) / (1e-10f + sigma) / static_cast<float>(s.b);
@@ -134,7 +121,7 @@ void lightgcn_bpr_rows(const LightGCNStep& s, int64_t first, int64_t last) {
     terms[0] = -std::log(1e-10f + sigma);
     const float* rows[3] = {s.ego_users + s.users[k] * d, s.ego_items + s.pos[k] * d,
                             s.ego_items + s.neg[k] * d};
-    for (int j = 0; j < 3; ++j) terms[1 + j] = lightgcn_dot(rows[j], rows[j], d);
+    for (int j = 0; j < 3; ++j) terms[1 + j] = simd::dot(rows[j], rows[j], d);
   }
 }
 
