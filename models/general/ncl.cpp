@@ -110,21 +110,22 @@ torch::Tensor NCL::calculate_loss(const data::Batch& batch) {
 
   // Structural neighbours: layer 2·hyper_layers against layer 0.
   const torch::Tensor context = all[static_cast<size_t>(2 * hyper_layers_)];
-  const torch::Tensor context_u = context.slice(0, 0, n_users()).index_select(0, batch.users);
-  const torch::Tensor context_i = context.slice(0, n_users()).index_select(0, batch.items);
-  loss = loss +
-         ssl_reg_ * (layers::info_nce_sum(context_u, ego_u, user_embedding_, ssl_temp_) +
-                     alpha_ * layers::info_nce_sum(context_i, ego_i, item_embedding_, ssl_temp_));
+  const torch::Tensor context_u = context.slice(0, 0, n_users());
+  const torch::Tensor context_i = context.slice(0, n_users());
+  loss = loss + ssl_reg_ * (layers::info_nce_sum(context_u, batch.users, user_embedding_,
+                                                 batch.users, ssl_temp_) +
+                            alpha_ * layers::info_nce_sum(context_i, batch.items, item_embedding_,
+                                                          batch.items, ssl_temp_));
 
   // Semantic neighbours (prototypes), after the warm-up.
   if (epoch_ >= warm_up_step_) {
     if (!user_centroids_.defined()) e_step();
-    const torch::Tensor proto_u = layers::info_nce_sum(
-        ego_u, user_centroids_.index_select(0, user_cluster_.index_select(0, batch.users)),
-        user_centroids_, ssl_temp_);
-    const torch::Tensor proto_i = layers::info_nce_sum(
-        ego_i, item_centroids_.index_select(0, item_cluster_.index_select(0, batch.items)),
-        item_centroids_, ssl_temp_);
+    const torch::Tensor proto_u =
+        layers::info_nce_sum(user_embedding_, batch.users, user_centroids_,
+                             user_cluster_.index_select(0, batch.users), ssl_temp_);
+    const torch::Tensor proto_i =
+        layers::info_nce_sum(item_embedding_, batch.items, item_centroids_,
+                             item_cluster_.index_select(0, batch.items), ssl_temp_);
     loss = loss + proto_reg_ * (proto_u + proto_i);
   }
   return loss;

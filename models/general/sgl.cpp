@@ -149,10 +149,8 @@ torch::Tensor SGL::calculate_loss(const data::Batch& batch) {
   auto [users1, items1] = propagate(view1_);
   auto [users2, items2] = propagate(view2_);
   const torch::Tensor ssl =
-      layers::info_nce_sum(users1.index_select(0, batch.users), users2.index_select(0, batch.users),
-                           users2, ssl_tau_) +
-      layers::info_nce_sum(items1.index_select(0, batch.items), items2.index_select(0, batch.items),
-                           items2, ssl_tau_);
+      layers::info_nce_sum(users1, batch.users, users2, batch.users, ssl_tau_) +
+      layers::info_nce_sum(items1, batch.items, items2, batch.items, ssl_tau_);
   return bpr + reg_weight_ * reg + ssl_weight_ * ssl;
 }
 

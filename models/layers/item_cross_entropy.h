@@ -11,15 +11,21 @@
 // (CUDA, float64) it is the libtorch composition. Both give the same values and gradients up to
 // float rounding (tests/models/test_layers.cpp). The fused node has no double backward, and its
 // backward runs once (it reuses the probabilities' buffer).
+// On the CPU the work runs in blocks of 64 rows (64 items for the items' gradient) on the
+// ThreadPool, each block's products on jit_mm_out's kernels (AVX-512 where the CPU has it, where
+// OpenBLAS runs the Haswell kernels this workplace forces, on its own spinning threads): a block is
+// computed the same way whatever the pool size, so results do not depend on the thread count.
 #include <torch/torch.h>
 
 namespace recbole::models::layers {
 
-// Σ_r −log softmax(scale · h_r · itemsᵀ + bias)[targets_r]: h [N, d] float; items [n, d] float;
-// bias [n] or undefined (none); targets [N] int64 in [0, n); all on one device → a scalar (the
-// sum over rows; divide by N for the mean), with gradients to h, items and bias.
+// Σ_r w_r · −log softmax(scale · h_r · itemsᵀ + bias)[targets_r]: h [N, d] float; items [n, d]
+// float; bias [n] or undefined (none); targets [N] int64 in [0, n); weights [N] float or undefined
+// (every w_r = 1; constants, no gradient: a row's count when repeated rows are scored once); all
+// on one device → a scalar (the sum over rows; divide by N for the mean), with gradients to h,
+// items and bias.
 torch::Tensor item_cross_entropy(const torch::Tensor& h, const torch::Tensor& items,
                                  const torch::Tensor& bias, const torch::Tensor& targets,
-                                 double scale = 1.0);
+                                 double scale = 1.0, const torch::Tensor& weights = {});
 
 }  // namespace recbole::models::layers

@@ -458,6 +458,39 @@ TEST_CASE("the fused item cross-entropy equals matmul and cross_entropy composed
     }
   CHECK_THROWS_AS(layers::item_cross_entropy(h, items, bias, targets + 37), recbole::Error);
   CHECK_THROWS_AS(layers::item_cross_entropy(h, items.t(), bias, targets), recbole::Error);
+
+  // More rows and items than a block of the pool (64), weighted rows: the same loss and
+  // gradients to the bit at 1, 2 and 3 threads, and the composed form's values.
+  const torch::Tensor big_h = torch::randn({150, 10}), big_items = torch::randn({131, 10});
+  const torch::Tensor big_targets = torch::randint(0, 131, {150}, torch::kInt64);
+  const torch::Tensor weights = torch::randint(1, 4, {150}).to(torch::kFloat32);
+  recbole::ThreadPool& pool = recbole::ThreadPool::instance();
+  const int before = pool.threads();
+  std::vector<torch::Tensor> first;
+  for (int threads : {1, 2, 3}) {
+    pool.set_threads(threads);
+    const torch::Tensor x = big_h.clone().requires_grad_(), y = big_items.clone().requires_grad_();
+    const torch::Tensor loss = layers::item_cross_entropy(x, y, {}, big_targets, 0.5, weights);
+    loss.backward();
+    const std::vector<torch::Tensor> now{loss.detach(), x.grad(), y.grad()};
+    if (first.empty()) {
+      first = now;
+      const torch::Tensor x2 = big_h.clone().requires_grad_(),
+                          y2 = big_items.clone().requires_grad_();
+      namespace F = torch::nn::functional;
+      const torch::Tensor composed =
+          (F::cross_entropy(torch::matmul(x2, y2.t()) * 0.5, big_targets,
+                            F::CrossEntropyFuncOptions().reduction(torch::kNone)) *
+           weights)
+              .sum();
+      composed.backward();
+      CHECK(loss.item<double>() == Approx(composed.item<double>()).epsilon(1e-5));
+      CHECK(torch::allclose(x.grad(), x2.grad(), 1e-4, 1e-5));
+      CHECK(torch::allclose(y.grad(), y2.grad(), 1e-4, 1e-5));
+    }
+    for (size_t k = 0; k < now.size(); ++k) CHECK(torch::equal(now[k], first[k]));
+  }
+  pool.set_threads(before);
 }
 
 TEST_CASE("the fused horizontal convolution equals conv2d, relu and max composed",
@@ -581,12 +614,49 @@ TEST_CASE("the shared losses follow RecBole's formulas", "[models][layers]") {
   const torch::Tensor cands = torch::tensor({{2.0f, 0.0f}, {0.0f, 1.0f}});
   const double tau = 0.5;
   const double expected = -std::log(std::exp(1 / tau) / (std::exp(1 / tau) + std::exp(0.0)));
-  CHECK(layers::info_nce_sum(anchor, cands.slice(0, 0, 1), cands, tau).item<double>() ==
-        Approx(expected));
+  const torch::Tensor first = torch::tensor({int64_t{0}});
+  CHECK(layers::info_nce_sum(anchor, first, cands, first, tau).item<double>() == Approx(expected));
 
   const torch::Tensor logits = torch::tensor({{0.0f, std::log(3.0f)}});
   const torch::Tensor x = torch::tensor({{0.0f, 1.0f}});
   CHECK(layers::multinomial_nll(logits, x).item<double>() == Approx(-std::log(0.75)));
+}
+
+TEST_CASE("info_nce_sum equals RecBole's InfoNCE written out and has its gradients",
+          "[models][layers]") {
+  // RecBole's ssl_layer_loss over the batch rows, repeats included: normalised rows,
+  // −Σ_b log(exp(a_b·p_b/τ) / Σ_m exp(a_b·c_m/τ)) with a_b = table[ids_b], p_b = c[target_b], the
+  // positive's score computed apart from the denominator's product.
+  namespace F = torch::nn::functional;
+  torch::manual_seed(7);
+  const double tau = 0.2;
+  const torch::Tensor ids = torch::tensor({3, 0, 3, 2, 1, 3}, torch::kInt64);
+  const torch::Tensor targets = torch::tensor({4, 0, 4, 5, 1, 4}, torch::kInt64);
+  const torch::Tensor table1 = (0.1 * torch::randn({5, 8})).requires_grad_();
+  const torch::Tensor cands1 = (0.1 * torch::randn({6, 8})).requires_grad_();
+  const torch::Tensor table2 = table1.detach().clone().requires_grad_();
+  const torch::Tensor cands2 = cands1.detach().clone().requires_grad_();
+  const torch::Tensor fused = layers::info_nce_sum(table1, ids, cands1, targets, tau);
+  fused.backward();
+  const torch::Tensor na =
+      F::normalize(table2.index_select(0, ids), F::NormalizeFuncOptions().dim(1));
+  const torch::Tensor nc = F::normalize(cands2, F::NormalizeFuncOptions().dim(1));
+  const torch::Tensor pos = torch::exp((na * nc.index_select(0, targets)).sum(1) / tau);
+  const torch::Tensor total = torch::exp(torch::matmul(na, nc.t()) / tau).sum(1);
+  const torch::Tensor written = -torch::log(pos / total).sum();
+  written.backward();
+  CHECK(fused.item<double>() == Approx(written.item<double>()).epsilon(1e-5));
+  CHECK(torch::allclose(table1.grad(), table2.grad(), 1e-4, 1e-6));
+  CHECK(torch::allclose(cands1.grad(), cands2.grad(), 1e-4, 1e-6));
+  CHECK(table1.grad()[3].abs().sum().item<double>() > 0.0);   // the repeated row
+  CHECK(table1.grad()[4].abs().sum().item<double>() == 0.0);  // no anchor
+  // float64 takes the composed path (CUDA's), with the same counts as weights.
+  const torch::Tensor composed = layers::info_nce_sum(
+      table2.detach().to(torch::kFloat64), ids, cands2.detach().to(torch::kFloat64), targets, tau);
+  CHECK(composed.item<double>() == Approx(written.item<double>()).epsilon(1e-5));
+  // A target that is not a function of the id cannot be scored once per id.
+  CHECK_THROWS_AS(layers::info_nce_sum(table1, ids, cands1, torch::tensor({4, 0, 3, 5, 1, 4}), tau),
+                  recbole::Error);
 }
 
 TEST_CASE("padded histories are left-aligned, truncated to a random subset", "[models][layers]") {
