@@ -115,15 +115,13 @@ void ADMMSLIM::fit() {
   float* cp = c.data_ptr<float>();
   float* mp = m.data_ptr<float>();
   const int64_t row_chunk = 64;
-  const int64_t n_chunks = (n + row_chunk - 1) / row_chunk;
 
   // B_aux = P·G = P·(G + D) − P·D = I − P·D, so B̃ = B_aux + P·(ρC − Γ) needs no product and
   // no array of its own: element (i, j) of B_aux is δ_ij − P_ij·D_j.
   auto b_aux = [&](int64_t i, int64_t j) { return (i == j ? 1.0f : 0.0f) - pp[i * n + j] * dp[j]; };
   // C is only stored at the last iteration (the others need only ρC − Γ).
   auto element_pass = [&](bool last) {
-    parallel_for(n_chunks, [&](int64_t chunk, int) {
-      const int64_t r0 = chunk * row_chunk, r1 = std::min(n, r0 + row_chunk);
+    parallel_for_blocks(n, row_chunk, [&](int64_t, int64_t r0, int64_t r1) {
       for (int64_t i = r0; i < r1; ++i)
         admm_row(positive_only_, i, n, pp + i * n, pmp + i * n, dp, gam.data(), rho, thr,
                  gp + i * n, mp + i * n, last ? cp + i * n : nullptr);

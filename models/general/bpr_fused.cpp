@@ -520,11 +520,10 @@ void FusedBprTrainer::train_epoch(data::TrainBatcher& batcher, double& loss_sum,
     const int64_t chunks = (b + kSampleChunk - 1) / kSampleChunk;
     chunk_loss.assign(static_cast<size_t>(chunks), 0.0);
     const float inv_b = 1.f / static_cast<float>(b);
-    parallel_for(chunks, [&](int64_t c, int) {
+    parallel_for_blocks(b, kSampleChunk, [&](int64_t c, int64_t first, int64_t last) {
       batcher.sample_negatives(pb, c);
       chunk_loss[c] = score_chunk(U, I, pb.users.data(), pb.pos_items.data(), pb.neg_items.data(),
-                                  c * kSampleChunk, std::min(b, (c + 1) * kSampleChunk), d, inv_b,
-                                  dx_.data(), user_stash, diff_stash);
+                                  first, last, d, inv_b, dx_.data(), user_stash, diff_stash);
     });
     double batch_loss = 0;
     for (double l : chunk_loss) batch_loss += l;  // in chunk order: thread-count independent

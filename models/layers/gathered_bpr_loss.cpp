@@ -86,11 +86,10 @@ struct FusedGatheredBpr : public torch::autograd::Function<FusedGatheredBpr> {
     const torch::Tensor x = torch::empty({batch}, t.options());
     const int64_t blocks = (batch + kRowsPerBlock - 1) / kRowsPerBlock;
     std::vector<BlockSums> sums(static_cast<size_t>(blocks));
-    parallel_for(blocks, [&](int64_t k, int) {
-      const int64_t first = k * kRowsPerBlock;
+    parallel_for_blocks(batch, kRowsPerBlock, [&](int64_t k, int64_t first, int64_t last) {
       score_rows(t.data_ptr<float>(), d, u.data_ptr<int64_t>(), p.data_ptr<int64_t>(),
                  n.data_ptr<int64_t>(), x.data_ptr<float>(), &sums[static_cast<size_t>(k)], first,
-                 std::min(batch, first + kRowsPerBlock));
+                 last);
     });
     BlockSums all;
     for (const BlockSums& s : sums) {

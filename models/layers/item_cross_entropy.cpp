@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "models/layers/backward_parts.h"
 #include "models/layers/jit_gemm.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/simd.h"
+#include "recbole/utils/thread_pool.h"
 
 namespace recbole::models::layers {
 
@@ -51,15 +51,14 @@ RECBOLE_MULTIVERSION void backward_rows(float* p, const int64_t* targets, const 
   }
 }
 
-// body(first, count) over [0, rows) in blocks of kBlockRows on the ThreadPool (one BLAS thread
-// inside). Each row's work is the same whatever the pool size, so the results are too.
+// body(first, count) over [0, rows) in blocks of kBlockRows on the ThreadPool, one BLAS thread
+// meanwhile (each block runs its own products). A row's work is the same whatever the pool size,
+// so the results are too.
 constexpr int64_t kBlockRows = 64;
 void on_blocks(int64_t rows, const std::function<void(int64_t, int64_t)>& body) {
-  const int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
-  on_pool(blocks, [&](size_t k) {
-    const int64_t first = static_cast<int64_t>(k) * kBlockRows;
-    body(first, std::min(kBlockRows, rows - first));
-  });
+  BlasThreadsScope one_blas_thread(1);
+  parallel_for_blocks(rows, kBlockRows,
+                      [&](int64_t, int64_t first, int64_t last) { body(first, last - first); });
 }
 
 struct FusedItemCrossEntropy : public torch::autograd::Function<FusedItemCrossEntropy> {

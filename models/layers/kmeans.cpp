@@ -17,10 +17,8 @@ namespace {
 // Nearest centroid of each of the n rows of x (row-major [n, d]) among c ([k, d]).
 void assign(const float* x, int64_t n, const float* c, int64_t k, int64_t d, int64_t* out) {
   constexpr int64_t kChunk = 64;
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  ThreadPool::instance().run(chunks, [&](int64_t chunk, int) {
-    const int64_t last = std::min(n, (chunk + 1) * kChunk);
-    for (int64_t p = chunk * kChunk; p < last; ++p) {
+  parallel_for_blocks(n, kChunk, [&](int64_t, int64_t first, int64_t last) {
+    for (int64_t p = first; p < last; ++p) {
       const float* xp = x + p * d;
       float best = std::numeric_limits<float>::infinity();
       int64_t best_j = 0;

@@ -101,10 +101,8 @@ RECBOLE_MULTIVERSION void input_grads(const float* __restrict dx, const float* _
 // fn(first, last) over row blocks of [0, rows) on the ThreadPool.
 template <typename Fn>
 void for_row_blocks(int64_t rows, const Fn& fn) {
-  parallel_for((rows + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task, int) {
-    const int64_t first = task * kRowsPerTask;
-    fn(first, std::min(rows, first + kRowsPerTask));
-  });
+  parallel_for_blocks(rows, kRowsPerTask,
+                      [&](int64_t, int64_t first, int64_t last) { fn(first, last); });
 }
 
 float* floats(const torch::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; }

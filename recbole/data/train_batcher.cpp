@@ -54,9 +54,8 @@ void TrainBatcher::start_epoch(int64_t epoch) {
   const int64_t part = shuffle_part_rows(n);
   const int64_t chunks = (n + part - 1) / part;
   if (!shuffle_) {
-    parallel_for(chunks, [&](int64_t c, int) {
-      for (int64_t r = c * part; r < std::min(n, (c + 1) * part); ++r)
-        pairs[r] = {users_[r], items_[r]};
+    parallel_for_blocks(n, part, [&](int64_t, int64_t first, int64_t last) {
+      for (int64_t r = first; r < last; ++r) pairs[r] = {users_[r], items_[r]};
     });
   } else {
     // A uniformly random permutation in parallel (scatter, then shuffle each bucket): every row
@@ -77,15 +76,14 @@ void TrainBatcher::start_epoch(int64_t epoch) {
     };
     // offsets[c * buckets + b]: where chunk c's first row of bucket b goes.
     std::vector<int64_t> offsets(static_cast<size_t>(chunks * buckets), 0);
-    parallel_for(chunks, [&](int64_t c, int) {
+    parallel_for_blocks(n, part, [&](int64_t c, int64_t first, int64_t last) {
       int64_t* count = offsets.data() + c * buckets;
-      for (int64_t r = c * part; r < std::min(n, (c + 1) * part); ++r) ++count[bucket_of(r)];
+      for (int64_t r = first; r < last; ++r) ++count[bucket_of(r)];
     });
     const std::vector<int64_t> bucket_begin = bucket_offsets(offsets, chunks, buckets);
-    parallel_for(chunks, [&](int64_t c, int) {
+    parallel_for_blocks(n, part, [&](int64_t c, int64_t first, int64_t last) {
       int64_t* next = offsets.data() + c * buckets;
-      for (int64_t r = c * part; r < std::min(n, (c + 1) * part); ++r)
-        pairs[next[bucket_of(r)]++] = {users_[r], items_[r]};
+      for (int64_t r = first; r < last; ++r) pairs[next[bucket_of(r)]++] = {users_[r], items_[r]};
     });
     parallel_for(buckets, [&](int64_t b, int) {
       Rng rng(key ^ splitmix64_finalize(static_cast<uint64_t>(b) + 0x9e3779b97f4a7c15ULL));

@@ -165,8 +165,8 @@ void Evaluator::collect_scores_cpu(models::Model& model, const RankingSource& so
     std::vector<RankStats> stats(rank_stats_ ? b : 0);
     // Rows in tasks of 8: masking, GAUC statistics and the top-K of a row run on one worker.
     constexpr int64_t kRows = 8;
-    parallel_for((b + kRows - 1) / kRows, [&](int64_t t, int) {
-      for (int64_t r = t * kRows; r < std::min(b, (t + 1) * kRows); ++r) {
+    parallel_for_blocks(b, kRows, [&](int64_t, int64_t first, int64_t last) {
+      for (int64_t r = first; r < last; ++r) {
         const int32_t q = static_cast<int32_t>(block_rows[r]);
         float* row = S + r * n_items_;
         row[0] = RowTopK::kNegInf;  // the padding item

@@ -271,6 +271,14 @@ void parallel_for(int64_t n_tasks, const std::function<void(int64_t, int)>& fn) 
   ThreadPool::instance().run(n_tasks, fn);
 }
 
+void parallel_for_blocks(int64_t rows, int64_t block,
+                         const std::function<void(int64_t, int64_t, int64_t)>& fn) {
+  parallel_for((rows + block - 1) / block, [&](int64_t k, int /*worker*/) {
+    const int64_t first = k * block;
+    fn(k, first, std::min(rows, first + block));
+  });
+}
+
 int set_blas_threads(int threads) {
   // OpenBLAS is what tools/install_deps.sh puts behind libblas.so.3; other BLAS builds lack
   // these symbols and keep their own policy.

@@ -68,6 +68,12 @@ class ThreadPool {
 // Convenience: ThreadPool::instance().run(n_tasks, fn).
 void parallel_for(int64_t n_tasks, const std::function<void(int64_t, int)>& fn);
 
+// fn(k, first, last) for the k-th block [first, last) of `block` rows covering [0, rows), one
+// task a block: a row lands in the same block whatever the pool size, so per-block sums taken in
+// k order are thread-count independent.
+void parallel_for_blocks(int64_t rows, int64_t block,
+                         const std::function<void(int64_t, int64_t, int64_t)>& fn);
+
 // Sets the thread count of the BLAS library libtorch calls (OpenBLAS, found at run time with
 // dlsym; a no-op for other BLAS builds) and returns the previous count (0 when unknown).
 int set_blas_threads(int threads);
