@@ -48,6 +48,24 @@ TEST_CASE("the pool runs every task exactly once, on workers in range", "[thread
   }
 }
 
+TEST_CASE("parallel_for_blocks covers every row once, in blocks fixed by the block size",
+          "[threads]") {
+  for (int threads : {1, 3}) {
+    PoolSize size(threads);
+    for (int64_t rows : {0, 1, 63, 64, 65, 1000}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(rows));
+      std::atomic<int> bad_block{0};
+      recbole::parallel_for_blocks(rows, 64, [&](int64_t k, int64_t first, int64_t last) {
+        // Block k is [64k, min(rows, 64k + 64)), never empty, whatever the pool size.
+        if (first != 64 * k || last != std::min(rows, first + 64) || last <= first) ++bad_block;
+        for (int64_t r = first; r < last; ++r) ++hits[static_cast<size_t>(r)];
+      });
+      REQUIRE(bad_block.load() == 0);
+      for (auto& h : hits) REQUIRE(h.load() == 1);
+    }
+  }
+}
+
 TEST_CASE("an exception in a task reaches the caller and the pool stays usable", "[threads]") {
   PoolSize size(3);
   REQUIRE_THROWS_WITH(recbole::parallel_for(100,
