@@ -1,6 +1,5 @@
 #include "models/layers/item_cross_entropy.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
