@@ -553,6 +553,23 @@ nlohmann::json history_to_json(const std::vector<EpochRecord>& history) {
   return j;
 }
 
+std::optional<std::string> flat_loss_warning(const std::vector<EpochRecord>& history,
+                                             int64_t stopping_step) {
+  constexpr double kFlat = 0.02;
+  if (history.empty()) return std::nullopt;
+  const double first = history.front().train_loss;
+  if (first == 0 || !std::isfinite(first)) return std::nullopt;
+  for (const EpochRecord& r : history)
+    if (!(std::abs(r.train_loss - first) <= kFlat * std::abs(first))) return std::nullopt;
+  return "early stopping ended the run after " + std::to_string(history.size()) +
+         " epochs while the training loss stayed within 2% of the first epoch's (" +
+         fixed(first, 4) + ", last " + fixed(history.back().train_loss, 4) +
+         "): if the validation scores also stayed near their first value, the model had not "
+         "started learning and the one kept ranks about as at random. A larger stopping_step "
+         "(now " +
+         std::to_string(stopping_step) + ") gives it longer.";
+}
+
 std::vector<EpochRecord> history_from_json(const nlohmann::json& j) {
   std::vector<EpochRecord> history;
   for (const auto& e : j) {
@@ -734,6 +751,8 @@ FitResult Trainer::fit() {
   }
   write_best();
   writer_->wait();
+  if (cur_step_ > stopping_step)
+    if (auto warning = flat_loss_warning(result.history, stopping_step)) log::warning(*warning);
   if (resume_writes_ > 0)
     log::info("resume checkpoints: " + std::to_string(resume_writes_) + " written, " +
               fixed(1000 * resume_snapshot_s_ / resume_writes_, 2) +

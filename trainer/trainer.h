@@ -56,6 +56,15 @@ struct EpochRecord {
 nlohmann::json history_to_json(const std::vector<EpochRecord>& history);
 std::vector<EpochRecord> history_from_json(const nlohmann::json& j);
 
+// What to tell a user whose run early stopping ended while the training loss never moved more
+// than 2 % from its first epoch's: with validation scores that stayed flat too, the model had
+// not started learning, and the "best" model kept ranks about as at random (NCL on ml-100k: BPR
+// at ln 2 a batch for ~17 epochs, so stopping_step 10 can end it there; docs/models.md). A flat
+// total alone does not prove it: SGL's InfoNCE sum hides its BPR term for ~19 epochs while its
+// validation climbs. nullopt for any other history, and for a first loss of 0 or not finite.
+std::optional<std::string> flat_loss_warning(const std::vector<EpochRecord>& history,
+                                             int64_t stopping_step);
+
 struct FitResult {
   std::optional<double> best_valid_score;
   MetricValues best_valid_result;

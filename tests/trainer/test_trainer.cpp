@@ -191,3 +191,37 @@ TEST_CASE("a checkpoint that cannot be written is an Error, and the previous one
   run.trainer.load_checkpoint(path);  // still a whole checkpoint
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("early stopping on a loss that never left its first value is named with the key",
+          "[trainer]") {
+  using recbole::trainer::EpochRecord;
+  using recbole::trainer::flat_loss_warning;
+  auto history = [](std::vector<double> losses) {
+    std::vector<EpochRecord> h;
+    for (size_t e = 0; e < losses.size(); ++e) {
+      EpochRecord r;
+      r.epoch = static_cast<int64_t>(e);
+      r.train_loss = losses[e];
+      h.push_back(r);
+    }
+    return h;
+  };
+  // NCL on ml-100k, seed 2021: 14 epochs between 27.7559 and 27.6281 (0.5 %), then stopped.
+  const auto warning =
+      flat_loss_warning(history({27.7559, 27.74, 27.73, 27.72, 27.70, 27.68, 27.6281}), 10);
+  REQUIRE(warning);
+  CHECK_THAT(*warning, Catch::Contains("after 7 epochs") && Catch::Contains("27.7559") &&
+                           Catch::Contains("last 27.6281") &&
+                           Catch::Contains("stopping_step (now 10)"));
+  // Just inside and just outside 2 %, either way; negative losses by their magnitude.
+  CHECK(flat_loss_warning(history({10.0, 9.81, 10.19}), 5));
+  CHECK_FALSE(flat_loss_warning(history({10.0, 9.79}), 5));
+  CHECK_FALSE(flat_loss_warning(history({10.0, 10.21}), 5));
+  CHECK(flat_loss_warning(history({-10.0, -10.1}), 5));
+  // A learning run (LightGCN: 27.6 to 19.8 by epoch 3), nothing to judge, or no scale.
+  CHECK_FALSE(flat_loss_warning(history({27.6024, 24.1, 19.8}), 10));
+  CHECK_FALSE(flat_loss_warning({}, 10));
+  CHECK_FALSE(flat_loss_warning(history({0.0, 0.0}), 10));
+  CHECK_FALSE(flat_loss_warning(history({std::nan(""), 1.0}), 10));
+  CHECK_FALSE(flat_loss_warning(history({1.0, std::nan("")}), 10));
+}
