@@ -562,8 +562,9 @@ std::optional<std::string> flat_loss_warning(const std::vector<EpochRecord>& his
   for (const EpochRecord& r : history)
     if (!(std::abs(r.train_loss - first) <= kFlat * std::abs(first))) return std::nullopt;
   return "early stopping ended the run after " + std::to_string(history.size()) +
-         " epochs while the training loss stayed within 2% of the first epoch's (" +
-         fixed(first, 4) + ", last " + fixed(history.back().train_loss, 4) +
+         " epochs while the training loss stayed within " + fixed(100 * kFlat, 0) +
+         "% of the first epoch's (" + fixed(first, 4) + ", last " +
+         fixed(history.back().train_loss, 4) +
          "): if the validation scores also stayed near their first value, the model had not "
          "started learning and the one kept ranks about as at random. A larger stopping_step "
          "(now " +
