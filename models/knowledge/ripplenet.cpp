@@ -18,7 +18,8 @@ RippleNet::RippleNet(const ModelContext& ctx)
       n_hop_(ctx.config.get_int("n_hop")),
       n_memory_(ctx.config.get_int("n_memory")),
       kg_weight_(ctx.config.get_double("kg_weight")),
-      reg_weight_(ctx.config.get_double("reg_weight")) {
+      reg_weight_(ctx.config.get_double("reg_weight")),
+      hops_repeat_(ctx.config.get_string("ripple_sets") == "recbole") {
   const data::KnowledgeGraph& g = layers::knowledge_graph_of(ctx, name());
   entity_embedding_ = register_parameter(
       "entity_embedding", layers::new_table(g.n_entities(), dim_, layers::Init::kXavierNormal));
@@ -44,7 +45,6 @@ RippleNet::RippleNet(const ModelContext& ctx)
   torch::Tensor rels = torch::zeros_like(heads), tails = torch::zeros_like(heads);
   data::Rng rng(static_cast<uint64_t>(ctx.config.get_int("seed")) ^ 0x726970706c65ULL);
   int64_t padded = 0;
-  const bool follow_tails = ctx.config.get_string("ripple_sets") == "paper";
   std::vector<int64_t> candidates, pick(static_cast<size_t>(m)), previous_tails;
   // The triples whose head is one of `entities` (with repeats), in KG-table order per head.
   const auto triples_of = [&](const auto& entities) {
@@ -56,7 +56,7 @@ RippleNet::RippleNet(const ModelContext& ctx)
   for (int32_t u = 1; u < ctx.train.n_users(); ++u) {
     if (ctx.train.row_size(u) == 0) continue;
     for (int64_t h = 0; h < n_hop_; ++h) {
-      if (h > 0 && !follow_tails) {  // RecBole's sets: hop 0 again (see the header)
+      if (h > 0 && hops_repeat_) {  // RecBole's sets: hop 0 again (see the header)
         for (auto* table : {&heads, &rels, &tails}) (*table)[u][h].copy_((*table)[u][0]);
         continue;
       }
@@ -97,22 +97,38 @@ RippleNet::RippleNet(const ModelContext& ctx)
   memory_tails_ = register_buffer("memory_tails", ctx.device.place(tails));
 }
 
-RippleNet::Memories RippleNet::memories(const torch::Tensor& users) const {
-  const int64_t b = users.size(0), m = n_memory_;
+RippleNet::Memories RippleNet::memories(const torch::Tensor& users, bool with_kge) const {
+  const auto unique = torch::_unique(users, /*sorted=*/true, /*return_inverse=*/true);
+  const torch::Tensor &distinct = std::get<0>(unique), &inverse = std::get<1>(unique);
+  const int64_t u = distinct.size(0), m = n_memory_;
+  // [u·M, k] per distinct user's memory → [B, M, k] at the batch's rows.
+  const auto to_rows = [&](const torch::Tensor& x) {
+    return x.view({u, m, -1}).index_select(0, inverse);
+  };
   // Rows of R_r transposed, so that x · R_rᵀ = (R_r x)ᵀ.
   const torch::Tensor transposed =
       relation_embedding_.view({-1, dim_, dim_}).transpose(1, 2).reshape({-1, dim_ * dim_});
   Memories out;
   for (int64_t h = 0; h < n_hop_; ++h) {
+    if (h > 0 && hops_repeat_) {  // the same tensors: their gradients add up, as two copies' would
+      for (auto* hops : {&out.heads, &out.relation_ids, &out.tails, &out.rh, &out.kge})
+        if (!hops->empty()) hops->push_back(hops->front());
+      continue;
+    }
     auto ids = [&](const torch::Tensor& table) {
-      return table.index_select(0, users).select(1, h).reshape({-1});
+      return table.index_select(0, distinct).select(1, h).reshape({-1});
     };
     const torch::Tensor heads = entity_embedding_.index_select(0, ids(memory_heads_));
+    const torch::Tensor tails = entity_embedding_.index_select(0, ids(memory_tails_));
     const torch::Tensor rels = ids(memory_relations_);
-    out.heads.push_back(heads.view({b, m, dim_}));
-    out.tails.push_back(entity_embedding_.index_select(0, ids(memory_tails_)).view({b, m, dim_}));
-    out.relation_ids.push_back(rels);
-    out.rh.push_back(layers::transr_project(heads, transposed, rels, dim_).view({b, m, dim_}));
+    out.heads.push_back(to_rows(heads));
+    out.tails.push_back(to_rows(tails));
+    out.relation_ids.push_back(to_rows(rels).reshape({-1}));
+    out.rh.push_back(to_rows(layers::transr_project(heads, transposed, rels, dim_)));
+    if (with_kge) {  // hᵀ R t (row vector times matrix), as RecBole's KGE term
+      const torch::Tensor hr = layers::transr_project(heads, relation_embedding_, rels, dim_);
+      out.kge.push_back(to_rows((hr * tails).sum(1)).reshape({-1}));
+    }
   }
   return out;
 }
@@ -139,7 +155,7 @@ torch::Tensor RippleNet::scores(const Memories& m, torch::Tensor v) {
 }
 
 torch::Tensor RippleNet::calculate_loss(const data::Batch& batch) {
-  const Memories m = memories(batch.users);
+  const Memories m = memories(batch.users, /*with_kge=*/true);
   const torch::Tensor v = entity_embedding_.index_select(0, batch.items).unsqueeze(1);
   const torch::Tensor s = scores(m, v).view({-1});
   torch::Tensor loss = torch::binary_cross_entropy_with_logits(s, batch.labels);
@@ -147,12 +163,8 @@ torch::Tensor RippleNet::calculate_loss(const data::Batch& batch) {
   // ‖R‖ over the B·M gathered matrices, from each relation's count: √(Σ_r n_r ‖R_r‖²).
   const torch::Tensor row_sq = relation_embedding_.pow(2).sum(1);
   for (int64_t h = 0; h < n_hop_; ++h) {
-    const torch::Tensor heads = m.heads[size_t(h)].reshape({-1, dim_});
-    const torch::Tensor tails = m.tails[size_t(h)].reshape({-1, dim_});
     const torch::Tensor& rels = m.relation_ids[size_t(h)];
-    // hᵀ R t (row vector times matrix), as RecBole's KGE term.
-    const torch::Tensor hr = layers::transr_project(heads, relation_embedding_, rels, dim_);
-    kge = kge + torch::sigmoid((hr * tails).sum(1)).mean();
+    kge = kge + torch::sigmoid(m.kge[size_t(h)]).mean();
     const torch::Tensor counts =
         torch::bincount(rels, {}, relation_embedding_.size(0)).to(row_sq.scalar_type());
     const torch::Tensor r_norm = (counts * row_sq).sum().sqrt();
@@ -164,7 +176,8 @@ torch::Tensor RippleNet::calculate_loss(const data::Batch& batch) {
 }
 
 torch::Tensor RippleNet::predict(const data::Batch& batch) {
-  return scores(memories(batch.users), entity_embedding_.index_select(0, batch.items).unsqueeze(1))
+  return scores(memories(batch.users, /*with_kge=*/false),
+                entity_embedding_.index_select(0, batch.items).unsqueeze(1))
       .view({-1});
 }
 
@@ -176,7 +189,7 @@ torch::Tensor RippleNet::full_sort_predict(const data::Batch& batch) {
   const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 20) / (n * dim_));
   layers::run_chunks((b + chunk - 1) / chunk, out.is_cuda(), [&](int64_t task) {
     const int64_t begin = task * chunk, c = std::min(chunk, b - begin);
-    const Memories m = memories(batch.users.narrow(0, begin, c));
+    const Memories m = memories(batch.users.narrow(0, begin, c), /*with_kge=*/false);
     out.narrow(0, begin, c).copy_(scores(m, items.unsqueeze(0).expand({c, n, dim_}).contiguous()));
   });
   return out;

@@ -31,18 +31,22 @@ class RippleNet : public Model {
   torch::Tensor predict(const data::Batch& batch) override;
 
  private:
-  // A batch's memories, hop by hop: heads, tails [B, M, d], relation ids [B, M], and R_m h_m
-  // [B, M, d]. The relation matrices are never gathered per memory (B·M·d² floats): products
-  // with them go through layers::transr_project, one product per relation.
+  // A batch's memories, hop by hop, at its rows: heads, tails [B, M, d], relation ids [B·M],
+  // R_m h_m [B, M, d] and, with `with_kge`, h_mᵀ R_m t_m [B·M]. They are computed once per
+  // distinct user of the batch and gathered to its rows (a pointwise batch names a user about
+  // three times), and once for all hops when the hops repeat hop 0. The relation matrices are
+  // never gathered per memory (B·M·d² floats): products with them go through
+  // layers::transr_project, one product per relation.
   struct Memories {
-    std::vector<torch::Tensor> heads, relation_ids, tails, rh;
+    std::vector<torch::Tensor> heads, relation_ids, tails, rh, kge;
   };
-  Memories memories(const torch::Tensor& users) const;
+  Memories memories(const torch::Tensor& users, bool with_kge) const;
   // Scores of items whose vectors are v [B, N, d] for the users of `m` ([B, N]).
   torch::Tensor scores(const Memories& m, torch::Tensor v);
 
   int64_t dim_, n_hop_, n_memory_;
   double kg_weight_, reg_weight_;
+  bool hops_repeat_;  // ripple_sets: recbole — every hop's memories are hop 0's
   torch::Tensor entity_embedding_, relation_embedding_;
   torch::nn::Linear transform_{nullptr};
   torch::Tensor memory_heads_, memory_relations_, memory_tails_;  // [n_users, n_hop, M] int64

@@ -232,6 +232,85 @@ TEST_CASE("RippleNet's hops repeat hop 0 as RecBole's, or start from hop h - 1's
   CHECK_FALSE(torch::equal(sets["recbole"][0].select(1, 1), sets["paper"][0].select(1, 1)));
 }
 
+// RippleNet's loss written per row and per memory, as RecBole computes it (a d × d matrix
+// gathered per memory, every hop from its own rows of the sets), in float64 with autograd; the
+// model computes each distinct user's memories once and, with RecBole's sets, hop 0's once.
+TEST_CASE("RippleNet's loss and gradients equal the per-memory formula on repeated users",
+          "[models][knowledge]") {
+  const TinyData d;
+  const std::vector<int64_t> users{3, 5, 3, 7, 5, 3}, items{1, 2, 4, 1, 9, 12};
+  const std::vector<float> labels{1, 0, 1, 0, 1, 0};
+  const double kg_weight = 0.5, reg_weight = 0.1;
+  for (const char* mode : {"recbole", "paper"}) {
+    INFO(mode);
+    ModelHarness h(recbole::testing::cpu_model_config("RippleNet", {{"ripple_sets", mode},
+                                                                    {"n_hop", "2"},
+                                                                    {"n_memory", "4"},
+                                                                    {"embedding_size", "6"},
+                                                                    {"kg_weight", "0.5"},
+                                                                    {"reg_weight", "0.1"}}),
+                   d);
+    auto m = h.create();
+    recbole::testing::scramble(*m, 0.3);
+    m->train();
+    const torch::Tensor loss =
+        m->calculate_loss(recbole::testing::pointwise_batch(h.device, users, items, labels));
+    loss.backward();
+
+    auto leaf = [&](const char* name) {
+      return recbole::testing::param(*m, name).clone().requires_grad_(true);
+    };
+    const torch::Tensor ent = leaf("entity_embedding"), rel = leaf("relation_embedding"),
+                        w = leaf("transform_matrix.weight");
+    auto buffers = m->named_buffers();
+    const torch::Tensor heads = buffers["memory_heads"], rels = buffers["memory_relations"],
+                        tails = buffers["memory_tails"];
+    const int64_t dim = 6, n_rows = int64_t(users.size()), n_mem = 4;
+    torch::Tensor bce = torch::zeros({}, torch::kFloat64), kge = torch::zeros_like(bce),
+                  reg = torch::zeros_like(bce);
+    std::vector<torch::Tensor> hop_h(2), hop_t(2), hop_r(2), hop_kge(2);
+    for (int64_t row = 0; row < n_rows; ++row) {
+      const int64_t u = users[size_t(row)];
+      torch::Tensor v = ent[items[size_t(row)]], o_sum = torch::zeros({dim}, torch::kFloat64);
+      for (int64_t hop = 0; hop < 2; ++hop) {
+        const torch::Tensor hs = ent.index_select(0, heads[u][hop]),
+                            ts = ent.index_select(0, tails[u][hop]),
+                            rs = rel.index_select(0, rels[u][hop]).view({n_mem, dim, dim});
+        const torch::Tensor r_h = torch::bmm(rs, hs.unsqueeze(-1)).squeeze(-1);  // R h
+        const torch::Tensor p = torch::softmax(r_h.mv(v), 0);
+        const torch::Tensor o = (p.unsqueeze(1) * ts).sum(0);
+        v = w.mv(v + o);
+        o_sum = o_sum + o;
+        const torch::Tensor h_r_t = torch::bmm(torch::bmm(hs.unsqueeze(1), rs), ts.unsqueeze(-1));
+        for (auto [list, x] :
+             {std::pair{&hop_h, hs}, {&hop_t, ts}, {&hop_r, rs}, {&hop_kge, h_r_t}})
+          (*list)[size_t(hop)] =
+              row == 0 ? x.reshape({-1}) : torch::cat({(*list)[size_t(hop)], x.reshape({-1})});
+      }
+      const double y = labels[size_t(row)];
+      const torch::Tensor s = v.dot(o_sum);
+      bce = bce + (torch::softplus(s) - y * s) / double(n_rows);  // BCE with logits
+    }
+    for (size_t hop = 0; hop < 2; ++hop) {
+      kge = kge + torch::sigmoid(hop_kge[hop]).mean();
+      reg = reg +
+            (hop_h[hop].norm() + hop_t[hop].norm() + hop_r[hop].norm()) / double(n_rows * n_mem);
+    }
+    reg = reg + w.norm() / double(dim);
+    const torch::Tensor want = bce - kg_weight * kge + reg_weight * reg;
+    want.backward();
+
+    CHECK(loss.item<double>() == Approx(want.item<double>()).epsilon(1e-5));
+    auto named = m->named_parameters();
+    for (const auto& [name, ref] : {std::pair<std::string, torch::Tensor>{"entity_embedding", ent},
+                                    {"relation_embedding", rel},
+                                    {"transform_matrix.weight", w}}) {
+      INFO(name);
+      CHECK(torch::allclose(named[name].grad().to(torch::kFloat64), ref.grad(), 1e-4, 1e-6));
+    }
+  }
+}
+
 TEST_CASE("CFKG's transe scores are minus the distance of user + buy to the item",
           "[models][knowledge]") {
   const TinyData d;
