@@ -6,6 +6,7 @@
 #include "models/layers/init.h"
 #include "models/layers/knowledge.h"
 #include "models/layers/losses.h"
+#include "models/layers/row_sums.h"
 #include "recbole/config/config.h"
 #include "recbole/data/negative_sampler.h"
 #include "recbole/utils/logging.h"
@@ -98,8 +99,8 @@ RippleNet::RippleNet(const ModelContext& ctx)
 }
 
 RippleNet::Memories RippleNet::memories(const torch::Tensor& users, bool with_kge) const {
-  const auto unique = torch::_unique(users, /*sorted=*/true, /*return_inverse=*/true);
-  const torch::Tensor &distinct = std::get<0>(unique), &inverse = std::get<1>(unique);
+  const auto [distinct_host, inverse] = layers::distinct_ids(users, device_manager());
+  const torch::Tensor distinct = distinct_host.to(users.device());
   const int64_t u = distinct.size(0), m = n_memory_;
   // [u·M, k] per distinct user's memory → [B, M, k] at the batch's rows.
   const auto to_rows = [&](const torch::Tensor& x) {

@@ -268,7 +268,8 @@ TEST_CASE("RippleNet's loss and gradients equal the per-memory formula on repeat
     const int64_t dim = 6, n_rows = int64_t(users.size()), n_mem = 4;
     torch::Tensor bce = torch::zeros({}, torch::kFloat64), kge = torch::zeros_like(bce),
                   reg = torch::zeros_like(bce);
-    std::vector<torch::Tensor> hop_h(2), hop_t(2), hop_r(2), hop_kge(2);
+    // Per hop, every row's memories: heads, tails, matrices, hᵀ R t.
+    std::vector<torch::Tensor> hop_h[2], hop_t[2], hop_r[2], hop_kge[2];
     for (int64_t row = 0; row < n_rows; ++row) {
       const int64_t u = users[size_t(row)];
       torch::Tensor v = ent[items[size_t(row)]], o_sum = torch::zeros({dim}, torch::kFloat64);
@@ -282,19 +283,20 @@ TEST_CASE("RippleNet's loss and gradients equal the per-memory formula on repeat
         v = w.mv(v + o);
         o_sum = o_sum + o;
         const torch::Tensor h_r_t = torch::bmm(torch::bmm(hs.unsqueeze(1), rs), ts.unsqueeze(-1));
-        for (auto [list, x] :
-             {std::pair{&hop_h, hs}, {&hop_t, ts}, {&hop_r, rs}, {&hop_kge, h_r_t}})
-          (*list)[size_t(hop)] =
-              row == 0 ? x.reshape({-1}) : torch::cat({(*list)[size_t(hop)], x.reshape({-1})});
+        hop_h[hop].push_back(hs);
+        hop_t[hop].push_back(ts);
+        hop_r[hop].push_back(rs);
+        hop_kge[hop].push_back(h_r_t.reshape({-1}));
       }
       const double y = labels[size_t(row)];
       const torch::Tensor s = v.dot(o_sum);
       bce = bce + (torch::softplus(s) - y * s) / double(n_rows);  // BCE with logits
     }
     for (size_t hop = 0; hop < 2; ++hop) {
-      kge = kge + torch::sigmoid(hop_kge[hop]).mean();
-      reg = reg +
-            (hop_h[hop].norm() + hop_t[hop].norm() + hop_r[hop].norm()) / double(n_rows * n_mem);
+      kge = kge + torch::sigmoid(torch::cat(hop_kge[hop])).mean();
+      reg = reg + (torch::cat(hop_h[hop]).norm() + torch::cat(hop_t[hop]).norm() +
+                   torch::cat(hop_r[hop]).norm()) /
+                      double(n_rows * n_mem);
     }
     reg = reg + w.norm() / double(dim);
     const torch::Tensor want = bce - kg_weight * kge + reg_weight * reg;
