@@ -1,6 +1,6 @@
 # `cmake --install <build> --prefix P`: the libraries and the INTERFACE target recbole as the
 # CMake package `recbole` (P/lib/cmake/recbole), the public headers in the layout the sources
-# use (P/include/recbole/..., models/..., trainer/...), the tools (P/bin), the default configs
+# use (P/include/recbole/..., models/..., tasks/..., run/...), the tools (P/bin), the default configs
 # and the shipped datasets (P/share/recbole/{configs,datasets}). A consumer does
 #   find_package(recbole REQUIRED)
 #   target_link_libraries(app PRIVATE recbole::recbole)
@@ -9,8 +9,8 @@ include(CMakePackageConfigHelpers)
 
 set(RECBOLE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/recbole)
 
-install(TARGETS recbole_core recbole_download recbole_data recbole_evaluator recbole_experiment recbole_report
-                recbole_train recbole
+get_property(RECBOLE_AREAS GLOBAL PROPERTY RECBOLE_AREAS)
+install(TARGETS ${RECBOLE_AREAS} recbole
         EXPORT recboleTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT recboleTargets NAMESPACE recbole:: DESTINATION ${RECBOLE_INSTALL_CMAKEDIR})
@@ -29,9 +29,9 @@ install(FILES ${CMAKE_BINARY_DIR}/generated/recboleConfig.cmake
               ${CMAKE_BINARY_DIR}/generated/recboleConfigVersion.cmake
         DESTINATION ${RECBOLE_INSTALL_CMAKEDIR})
 
-# Every header of the library, tools and tests excepted; the generated version header beside
-# the others.
-foreach(dir recbole models trainer)
+# Every header of the library (every floor of layers.txt but tools/), tools and tests excepted;
+# the generated version header beside the others.
+foreach(dir recbole kernels models tasks trainer serving run)
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/${dir} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
           FILES_MATCHING PATTERN "*.h")
 endforeach()

@@ -7,11 +7,12 @@
 // evaluator as score factors, which fuses the product with masking and top-K.
 #include <utility>
 
+#include "models/capabilities.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class CachedFactorModel : public Model {
+class CachedFactorModel : public Model, public FactorScores {
  public:
   using Model::Model;
 

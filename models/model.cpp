@@ -5,26 +5,13 @@
 #include <mutex>
 #include <sstream>
 
+#include "recbole/config/config.h"
 #include "recbole/config/model_keys.h"
 #include "recbole/config/unported_models.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/torch_compat.h"
 
 namespace recbole::models {
-
-const char* task_name(Task task) {
-  switch (task) {
-    case Task::kGeneral:
-      return "general";
-    case Task::kSequential:
-      return "sequential";
-    case Task::kContext:
-      return "context";
-    case Task::kKnowledge:
-      return "knowledge";
-  }
-  return "?";
-}
 
 const char* input_type_name(InputType type) {
   switch (type) {
@@ -49,6 +36,8 @@ Model::Model(std::string name, const ModelContext& ctx)
       n_users_(ctx.n_users),
       n_items_(ctx.n_items),
       device_(ctx.device) {}
+
+std::string ModelContext::config_model_name() const { return config.model(); }
 
 const ModelDescriptor& Model::descriptor() const { return find_model(name_); }
 
@@ -127,7 +116,7 @@ void register_model(ModelDescriptor descriptor) {
   if (descriptor.name.empty() || !descriptor.factory)
     throw Error("register_model: a model needs a name and a factory");
   config::register_model_keys(descriptor.name, descriptor.keys);
-  config::register_model_task(descriptor.name, task_name(descriptor.task));
+  config::register_model_task(descriptor.name, descriptor.task);
   std::lock_guard<std::mutex> lock(registry_mutex());
   const std::string name = descriptor.name;
   registry()[name] = std::move(descriptor);
@@ -185,28 +174,7 @@ std::vector<ModelDescriptor> registered_models() {
   std::lock_guard<std::mutex> lock(registry_mutex());
   std::vector<ModelDescriptor> out;
   for (const auto& [n, e] : registry()) out.push_back(e);
-  std::stable_sort(out.begin(), out.end(), [](const ModelDescriptor& a, const ModelDescriptor& b) {
-    return a.task < b.task;
-  });
   return out;
-}
-
-std::string models_help_text() {
-  std::ostringstream out;
-  auto pad = [](const std::string& s, size_t width) {
-    return s + std::string(s.size() < width ? width - s.size() : 1, ' ');
-  };
-  bool first = true;
-  Task task = Task::kGeneral;
-  for (const ModelDescriptor& d : registered_models()) {
-    if (first || d.task != task) {
-      out << (first ? "" : "\n") << "  " << task_name(d.task) << ":\n";
-      task = d.task;
-      first = false;
-    }
-    out << "    " << pad(d.name, 14) << pad(input_type_name(d.input), 11) << d.description << "\n";
-  }
-  return out.str();
 }
 
 }  // namespace recbole::models

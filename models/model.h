@@ -1,23 +1,25 @@
 #pragma once
 // The model interface, model descriptors and the model registry.
 //
-// Every model registers a descriptor {name, task, input type, description, its config keys,
-// factory} from its own file (RECBOLE_REGISTER_MODEL; the build lists those files, see
-// cmake/model_list.cmake). The task says which pipeline prepares its data; the input type says
-// which training source feeds it (RecBole's ModelType and InputType). A model creates every
-// parameter and every output on the device manager's device.
+// Every model registers a descriptor {name, task family, input type, description, its config
+// keys, factory} from its own file (RECBOLE_REGISTER_MODEL; the build lists those files, see
+// cmake/registry_list.cmake). The family (tasks/task_family.h) says which pipeline prepares its
+// data; the input type says which training source feeds it (RecBole's ModelType and InputType).
+// A model creates every parameter and every output on the device manager's device.
 //
 // Training: the trainer calls train_step() once per batch of the training source, and the
 // hooks around epochs and evaluations. The default train_step is zero-grad / calculate_loss /
 // backward / finish_gradients / step; a model that trains differently overrides it (two
-// alternating optimisers, annealing) or offers a whole fast epoch (fast_epoch, BPR's fused CPU
-// path). Fitted-once models (input type kFitOnce) are fitted by fit() instead.
+// alternating optimisers, annealing). Fitted-once models (input type kFitOnce) are fitted by
+// fit() instead. What a model offers beyond this core (factor scores, several passes an epoch,
+// an epoch of its own, ...) is a capability: models/capabilities.h.
 //
 // Tensors: ids are int64; scores are float32. n_users / n_items include id 0 (the padding).
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <typeindex>
 #include <utility>
 #include <vector>
 
@@ -26,31 +28,16 @@
 #include "models/layers/init.h"
 #include "recbole/config/key_decl.h"
 #include "recbole/data/batch.h"
-#include "recbole/data/feature_schema.h"
 #include "recbole/data/interaction_matrix.h"
-#include "recbole/data/knowledge_graph.h"
-#include "recbole/utils/device_manager.h"
+#include "recbole/runtime/device_manager.h"
+#include "recbole/utils/error.h"
 
 namespace recbole::config {
 class Config;
 }
 
-namespace recbole::data {
-struct Split;
-}
-
-namespace recbole::pipeline {
-class TrainingSource;
-}
-
 namespace recbole::models {
 
-// RecBole's ModelType: which task pipeline prepares the data.
-enum class Task { kGeneral, kSequential, kContext, kKnowledge };
-// What one pass over the training source yields: its own batches (the input type's), the
-// knowledge graph's triples alone (KGAT's KG pass; knowledge task only), or nothing (the pass
-// is skipped in this epoch: MKR's KG pass outside every kge_interval-th epoch).
-enum class PassBatches { kMain, kKnowledgeGraph, kSkip };
 // RecBole's InputType, plus the two shapes RecBole expresses otherwise: what a training batch
 // holds.
 enum class InputType {
@@ -60,8 +47,27 @@ enum class InputType {
   kNextItem,   // item_seq, item_seq_len, items (the target)
   kFitOnce,    // no batches: fit() on the training matrix
 };
-const char* task_name(Task task);             // "general", "sequential", ...
 const char* input_type_name(InputType type);  // "pairwise", "pointwise", ...
+
+// What a task family adds to a model's context (its dataset view: the knowledge graph, the
+// feature tables, ...), found by type. A part type states what it is for the error a model gets
+// when its family does not provide it: `static constexpr const char* kPart = "...";`.
+class ContextParts {
+ public:
+  template <typename T>
+  void provide(const T& part) {
+    parts_[std::type_index(typeid(T))] = &part;
+  }
+  // The part of type T, or nullptr.
+  template <typename T>
+  const T* find() const {
+    const auto it = parts_.find(std::type_index(typeid(T)));
+    return it == parts_.end() ? nullptr : static_cast<const T*>(it->second);
+  }
+
+ private:
+  std::map<std::type_index, const void*> parts_;
+};
 
 // What a model is built from. References must outlive the model.
 struct ModelContext {
@@ -70,24 +76,25 @@ struct ModelContext {
   int64_t n_items;                       // including the pad id 0
   const data::InteractionMatrix& train;  // user → items of the training split (CPU)
   const DeviceManager& device;
-  // Context task: the feature fields of the run (nullptr for the other tasks).
-  const data::FeatureSchema* features = nullptr;
-  // Context task: the item-side input columns by name, rows indexed by item id ([n_items, ...]
-  // CPU, data/feature_schema.h layouts), for scoring every item of a user (full_sort_predict);
-  // nullptr elsewhere.
-  const std::vector<std::pair<std::string, torch::Tensor>>* item_features = nullptr;
-  // Knowledge task: the knowledge graph (nullptr for the other tasks).
-  const data::KnowledgeGraph* knowledge = nullptr;
   // preload_weight: per id field named there, its rows by remapped id ([num ids, width]
   // float32 on the CPU; row 0, the padding, zeros), for a model that starts from given vectors
   // (RecBole's dataset.get_preload_weight). nullptr or empty when the key is not set.
   const std::map<std::string, torch::Tensor>* preload_weights = nullptr;
-  // General and knowledge tasks: the training interactions one row each, in split order
-  // (duplicates kept), and the dataset's time field indexed by Split::rows (null when the
-  // dataset has no float time field), for models that weigh interactions by time (DiffRec's
-  // time-aware rows). Both null elsewhere (and in a model rebuilt from a checkpoint).
-  const data::Split* train_split = nullptr;
-  const std::vector<double>* inter_times = nullptr;
+  // The family's parts (they must outlive the model; a model rebuilt from a checkpoint gets what
+  // the family's serving section restores).
+  ContextParts parts{};
+
+  // The part of type T, or a ConfigError naming the model and what it needs: the model was
+  // built in a family that does not provide it.
+  template <typename T>
+  const T& need() const {
+    if (const T* p = parts.find<T>()) return *p;
+    throw ConfigError("model " + config_model_name() + " needs " + T::kPart +
+                      ", which its data does not provide");
+  }
+
+ private:
+  std::string config_model_name() const;
 };
 
 // What the trainer offers a training step.
@@ -99,29 +106,6 @@ class TrainStep {
   // After backward: averages the gradients over ranks (nothing in one process), then clips
   // them when clip_grad_norm is set.
   virtual void finish_gradients() = 0;
-};
-
-// A model's own epoch loop, used instead of the trainer's batch loop (see Model::fast_epoch).
-class FastEpoch {
- public:
-  virtual ~FastEpoch() = default;
-  // Trains the rest of the source's epoch (started, possibly part-way through: a resumed run),
-  // adding each batch's loss to loss_sum. after_batch() runs after every batch; when it returns
-  // true the run is being stopped, and the epoch returns at once, between two batches.
-  virtual void train_epoch(double& loss_sum, const std::function<bool()>& after_batch) = 0;
-  // The path's own training state (optimizer moments, step count), for resume checkpoints.
-  virtual void save(torch::serialize::OutputArchive& archive) const { (void)archive; }
-  virtual void load(torch::serialize::InputArchive& archive) { (void)archive; }
-  // One line for the log: what runs instead of the generic path.
-  virtual std::string describe() const = 0;
-};
-
-// What a model may look at to decide whether its fast epoch applies.
-struct TrainingEnv {
-  const config::Config& config;
-  const DeviceManager& device;
-  int world_size;
-  pipeline::TrainingSource& source;
 };
 
 struct ModelDescriptor;
@@ -137,7 +121,9 @@ class Model : public torch::nn::Module {
   const DeviceManager& device_manager() const { return device_; }
   // The registered descriptor of this model's name.
   const ModelDescriptor& descriptor() const;
-  InputType input_type() const;
+  // What a training batch holds for this model: its descriptor's input type, unless the
+  // model's setting changes it (a sequential model with loss_type BPR trains on pairs).
+  virtual InputType input_type() const;
   bool fitted_once() const { return input_type() == InputType::kFitOnce; }
 
   // kFitOnce: fits on ctx.train. Others: nothing.
@@ -154,60 +140,8 @@ class Model : public torch::nn::Module {
   // Default: gathers from full_sort_predict.
   virtual torch::Tensor predict(const data::Batch& batch);
 
-  // Scores of dynamic negative sampling's candidates: batch holds candidate_num blocks of n
-  // rows, row k · n + j differing from row j only in its item (and that item's own features).
-  // → [candidate_num · n] float32 on the device, predict's scores. Default: predict; a model
-  // whose query side costs more than its item side (a sequence encoder) computes it once per j.
-  virtual torch::Tensor predict_candidates(const data::Batch& batch, int64_t candidate_num) {
-    (void)candidate_num;
-    return predict(batch);
-  }
-
-  // Optional: when every score is ⟨user factor, item factor⟩, the two factor matrices
-  // (users: [n_users, d], items: [n_items, d], float32 on the device), so that the CPU evaluator
-  // can fuse the product with masking and top-K tile by tile. Default: none (false).
-  virtual bool score_factors(torch::Tensor* users, torch::Tensor* items) const {
-    (void)users;
-    (void)items;
-    return false;
-  }
-
-  // ---- Serving (recbole/serving/recommender.h) ----
-  // Optional: when every score is x_u · W + bias, x_u the 0/1 row of the user's training items
-  // and W an item-to-item weight matrix (EASE, SLIM, ItemKNN in item mode), W as a dense
-  // [n_items, n_items] tensor or as CSR rows (see ItemWeights), so that a server scores a user
-  // by summing the rows of W its few history items select instead of a dense product, and can
-  // score an item history given by a caller. Default: none (false).
-  struct ItemWeights {
-    torch::Tensor dense;                    // [n_items, n_items] float32, or undefined
-    torch::Tensor indptr, indices, values;  // CSR rows of W (int64, int64, float32) otherwise
-    torch::Tensor bias;                     // [n_items] float32, or undefined (no bias)
-  };
-  virtual bool score_item_weights(ItemWeights* weights) const {
-    (void)weights;
-    return false;
-  }
-  // Whether full_sort_predict scores a row from batch.history alone when the batch carries one
-  // ([B, n_items] 0/1 float32; batch.users then holds the padding user 0): a user the model
-  // never saw, given by the items they interacted with (the autoencoders, Pop). A model with
-  // score_item_weights is scored from a history through its weights and need not say so here.
-  // Default: false (the model needs the user's own parameters).
-  virtual bool scores_from_history() const { return false; }
-
   // ---- Training hooks (defaults do nothing or the plain step) ----
   virtual void on_epoch_start(int64_t epoch) { (void)epoch; }
-  // Passes over the training source in one epoch (RecVAE: its encoder passes, then its decoder
-  // passes); each pass walks the source in a new order. on_pass_start(p) runs before pass p.
-  virtual int64_t passes_per_epoch() const { return 1; }
-  virtual void on_pass_start(int64_t pass) { (void)pass; }
-  // What pass p of epoch e walks (KGAT: its recommendation pass, then a KG pass; KTUP: blocks
-  // of recommendation epochs and KG epochs). A function of (epoch, pass) alone, so that a
-  // resumed run walks what the interrupted one would have.
-  virtual PassBatches pass_batches(int64_t epoch, int64_t pass) const {
-    (void)epoch;
-    (void)pass;
-    return PassBatches::kMain;
-  }
   virtual void on_epoch_end(int64_t epoch) { (void)epoch; }
   // Before every validation and the test (e.g. to refresh cached propagated embeddings).
   virtual void before_evaluation() {}
@@ -216,12 +150,6 @@ class Model : public torch::nn::Module {
   virtual std::vector<std::vector<torch::Tensor>> optimizer_groups() { return {parameters()}; }
   // One optimisation step on one batch (on the device); returns the batch's loss (detached).
   virtual torch::Tensor train_step(const data::Batch& batch, TrainStep& step);
-  // A whole epoch of the model's own making, when it applies to `env` (e.g. BPR's fused CPU
-  // path); nullptr (the default) runs the trainer's batch loop.
-  virtual std::unique_ptr<FastEpoch> fast_epoch(const TrainingEnv& env) {
-    (void)env;
-    return nullptr;
-  }
 
   // ---- Resume (a run stopped part-way through an epoch continues exactly) ----
   // What training changes besides parameters and buffers: counters (KL annealing), what
@@ -261,17 +189,19 @@ using ModelFactory = std::function<std::shared_ptr<Model>(const ModelContext&)>;
 
 struct ModelDescriptor {
   std::string name;  // the config name, e.g. "BPR"
-  Task task = Task::kGeneral;
+  // The task family (tasks/task_family.h) that prepares its data: "general", "sequential", ...
+  std::string task = "general";
   InputType input = InputType::kPairwise;
   std::string description;  // one line
   // The model's own config keys (config::Key builder, no category); their defaults live in
   // configs/model/<name>.yaml. A key of another model is an error naming these.
   std::vector<config::KeyDecl> keys;
   ModelFactory factory;
-  // Knowledge models: whether each training batch carries a batch of KG triples with negative
-  // tails (RecBole's RSKG state; models that ignore the KG part skip its sampling). KG-only
-  // passes (Model::pass_batches) are offered to every knowledge model.
-  bool kg_batches = false;
+  // Whether each training batch carries the family's auxiliary batch beside it (the knowledge
+  // task: a batch of KG triples with negative tails, RecBole's RSKG state; models that ignore
+  // the KG part skip its sampling). Auxiliary-only passes (MultiPassEpoch) are offered to every
+  // model of such a family.
+  bool auxiliary_batches = false;
 };
 
 // Registers a model and its keys (a later registration of the same name replaces the earlier
@@ -284,12 +214,8 @@ std::shared_ptr<Model> create_model(const std::string& name, const ModelContext&
 // The descriptor of `name`; an unknown name is the same ConfigError as create_model's.
 const ModelDescriptor& find_model(const std::string& name);
 
-// Every registered descriptor, sorted by task, then name.
+// Every registered descriptor, sorted by name (tasks::models_help_text groups them by family).
 std::vector<ModelDescriptor> registered_models();
-
-// "  BPR   general   pairwise   Bayesian personalised ranking ..." per model, grouped by task,
-// for --help.
-std::string models_help_text();
 
 // Registers every model shipped with recbole-cpp (idempotent). The list is generated at
 // configure time from the RECBOLE_REGISTER_MODEL lines of models/ (static libraries drop

@@ -121,9 +121,7 @@ int main(int argc, char** argv) {
     if (models.empty()) {
       recbole::models::register_builtin_models();
       for (const auto& d : recbole::models::registered_models())
-        if ((d.task == recbole::models::Task::kGeneral ||
-             d.task == recbole::models::Task::kContext ||
-             d.task == recbole::models::Task::kKnowledge) &&
+        if ((d.task == "general" || d.task == "context" || d.task == "knowledge") &&
             d.input != recbole::models::InputType::kFitOnce)
           models.push_back(d.name);
     }

@@ -20,8 +20,8 @@
 
 #include "cpu_info.h"
 #include "recbole/config/config.h"
-#include "recbole/quick_start.h"
 #include "recbole/utils/error.h"
+#include "run/run_recbole.h"
 #include "tool_flags.h"
 
 namespace {

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "recbole/config/config.h"
-#include "recbole/quick_start.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
+#include "run/run_recbole.h"
 #include "tool_flags.h"
 
 namespace {

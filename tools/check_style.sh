@@ -13,7 +13,7 @@ sources() {
   if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     git ls-files -co --exclude-standard '*.cpp' '*.h'
   else
-    find recbole models trainer tools tests -name '*.cpp' -o -name '*.h'
+    find recbole kernels models tasks trainer serving run tools tests -name '*.cpp' -o -name '*.h'
   fi
 }
 

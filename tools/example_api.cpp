@@ -2,8 +2,8 @@
 //   example_api [data_path]   (default: ../shared/datasets)
 #include <iostream>
 
-#include "recbole/quick_start.h"
 #include "recbole/utils/error.h"
+#include "run/run_recbole.h"
 #include "tool_flags.h"
 
 int main(int argc, char** argv) {

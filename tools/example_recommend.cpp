@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "recbole/quick_start.h"
-#include "recbole/serving/recommender.h"
 #include "recbole/utils/error.h"
+#include "run/run_recbole.h"
+#include "serving/recommender.h"
 #include "tool_flags.h"
 
 int main(int argc, char** argv) {

@@ -19,15 +19,15 @@ packages=(
   libyaml-cpp-dev libeigen3-dev catch2
   libcurl4-openssl-dev libarchive-dev zlib1g-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libcli11-dev libbenchmark-dev
-  libkainjow-mustache-dev  # the HTML reports' templates (recbole/report/), header-only
+  libkainjow-mustache-dev  # the HTML reports' templates (run/report/), header-only
   libopenblas-dev libopenblas0-pthread
   python3 zip
   clang-format clang-tidy
   clang libclang-rt-14-dev  # the fuzz targets (tests/fuzz/, docs/testing.md): libFuzzer
   iproute2  # the multi-host tests (tests/distributed/test_multihost.cpp) make network namespaces
   libcpp-httplib-dev  # recbole_serve's HTTP server (tools/recbole_serve.cpp); optional in CMake
-  libfaiss-dev  # the approximate item index of serving (recbole/serving/item_index.h)
-  libxsmm-dev  # the GRU's per-step products (models/layers/jit_gemm.h); optional in CMake
+  libfaiss-dev  # the approximate item index of serving (serving/item_index.h)
+  libxsmm-dev  # the GRU's per-step products (kernels/jit_gemm.h); optional in CMake
   wrk  # the serving load benchmark (tools/bench_serve.sh, docs/benchmarks.md)
 )
 

@@ -1,7 +1,7 @@
 // recbole_compare --models=BPR,LightGCN,EASE --dataset=ml-100k --seeds=2020,2021,2022
 //                 [--config_files=...] [--parallel=P] [--output_dir=DIR] [--key=value ...]
 // Runs every model with every seed (recbole_run processes) and compares their test metrics as
-// mean ± sd over the seeds (recbole/experiment/comparison.h).
+// mean ± sd over the seeds (run/experiment/comparison.h).
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -11,12 +11,12 @@
 #include "models/model.h"
 #include "recbole/config/config.h"
 #include "recbole/config/yaml_scalar.h"
-#include "recbole/experiment/comparison.h"
-#include "recbole/experiment/table_text.h"
-#include "recbole/experiment/trial_runner.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/process_exit.h"
 #include "recbole/utils/stop_signal.h"
+#include "run/experiment/comparison.h"
+#include "run/experiment/table_text.h"
+#include "run/experiment/trial_runner.h"
 #include "tool_flags.h"
 
 namespace {

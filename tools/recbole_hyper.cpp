@@ -1,6 +1,6 @@
 // recbole_hyper --model=M --dataset=D --params_file=hyper.test [--algo=exhaustive|random|bayes]
 //               [--max_evals=N] [--parallel=P] [--output_dir=DIR] [--key=value ...]
-// A hyper-parameter search: each trial is a recbole_run process (recbole/experiment/).
+// A hyper-parameter search: each trial is a recbole_run process (run/experiment/).
 #include <iostream>
 #include <map>
 #include <string>
@@ -8,13 +8,13 @@
 
 #include "models/model.h"
 #include "recbole/config/config.h"
-#include "recbole/experiment/hyper_search.h"
-#include "recbole/experiment/search.h"
-#include "recbole/experiment/trial_runner.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/process_exit.h"
 #include "recbole/utils/stop_signal.h"
 #include "recbole/utils/text.h"
+#include "run/experiment/hyper_search.h"
+#include "run/experiment/search.h"
+#include "run/experiment/trial_runner.h"
 #include "tool_flags.h"
 
 namespace {

@@ -6,7 +6,7 @@
 //   recbole_recommend --checkpoint=PATH --history=242,302,377 [--topk=10]
 //   recbole_recommend --checkpoint=PATH --index=ivf [--nprobe=32] --recall_users=1000
 //
-// Output: TSV "user<TAB>rank<TAB>item<TAB>score" (recbole/serving/output.h), to stdout or to
+// Output: TSV "user<TAB>rank<TAB>item<TAB>score" (serving/output.h), to stdout or to
 // --output (written to a temporary file and renamed). --all_users streams every user's list in
 // blocks on the ThreadPool: memory stays bounded whatever the number of users.
 #include <charconv>
@@ -19,14 +19,14 @@
 #include <string>
 #include <vector>
 
-#include "recbole/serving/output.h"
-#include "recbole/serving/recommender.h"
 #include "recbole/utils/atomic_write.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/progress.h"
 #include "recbole/utils/stop_signal.h"
 #include "recbole/utils/thread_pool.h"
+#include "serving/output.h"
+#include "serving/recommender.h"
 #include "tool_flags.h"
 
 namespace {

@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "recbole/report/html_report.h"
 #include "recbole/utils/atomic_write.h"
 #include "recbole/utils/error.h"
+#include "run/report/html_report.h"
 #include "tool_flags.h"
 
 namespace {

@@ -21,10 +21,11 @@
 #include "models/model.h"
 #include "recbole/config/config.h"
 #include "recbole/config/config_keys.h"
-#include "recbole/quick_start.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/process_exit.h"
 #include "recbole/utils/stop_signal.h"
+#include "run/run_recbole.h"
+#include "tasks/task_family.h"
 #include "tool_flags.h"
 
 extern char** environ;
@@ -42,7 +43,7 @@ void print_help() {
                "                   one from a result file)\n"
                "  --version        print the version\n\n"
                "models, by task (name, input type, description):\n"
-            << recbole::models::models_help_text();
+            << recbole::tasks::models_help_text();
   std::cout << "\nconfig keys (--key=value; values are YAML):\n"
             << recbole::config::keys_help_text();
 }

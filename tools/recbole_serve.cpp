@@ -11,7 +11,7 @@
 // (keep-alive), so --threads bounds the connections served at once; more wait in a queue, and
 // a connection that waited longer than --max_wait_ms, or found more than --max_queue waiting, has
 // its first request answered 503. Scoring runs on the connection's thread, exact (the CPU
-// kernels of recbole/serving/recommender.h).
+// kernels of serving/recommender.h).
 //
 // Shutdown: SIGTERM or SIGINT stops accepting; requests in flight are answered, then the process
 // exits 0. SIGHUP or POST /reload loads the checkpoint again (or the one named) beside the
@@ -46,11 +46,11 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "recbole/serving/output.h"
-#include "recbole/serving/recommender.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/memory.h"
 #include "recbole/utils/thread_pool.h"
+#include "serving/output.h"
+#include "serving/recommender.h"
 #include "tool_flags.h"
 
 namespace {

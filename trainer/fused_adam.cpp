@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "recbole/utils/adam_kernel.h"
+#include "kernels/row_adam.h"
 #include "recbole/utils/thread_pool.h"
 #include "recbole/utils/torch_compat.h"
 

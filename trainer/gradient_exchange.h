@@ -12,7 +12,7 @@
 
 #include <torch/torch.h>
 
-#include "recbole/utils/dist.h"
+#include "recbole/runtime/dist.h"
 
 namespace recbole::trainer {
 

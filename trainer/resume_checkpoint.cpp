@@ -1,5 +1,7 @@
 #include "trainer/resume_checkpoint.h"
 
+#include "recbole/config/config_snapshot.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -9,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "recbole/config/config.h"
+#include "recbole/runtime/checkpoint_file.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
-#include "trainer/checkpoint_file.h"
 
 namespace recbole::trainer {
 namespace {
@@ -73,15 +75,6 @@ ResumeHeader read_resume_header(const std::string& path) {
   return h;
 }
 
-std::string config_snapshot(const config::Config& config) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  for (const std::string& key : config.keys())
-    out << YAML::Key << key << YAML::Value << config.node(key);
-  out << YAML::EndMap;
-  return out.c_str();
-}
-
 const std::vector<std::string>& keys_free_on_resume() {
   // Stopping, logging and output locations; thread counts (results do not depend on them);
   // where the data and the rendezvous are (they move with a requeued job). Everything else
@@ -106,7 +99,7 @@ void check_resume_compatible(const ResumeHeader& header, const config::Config& c
                       std::to_string(world_size) +
                       ": resume with the same number of processes (nproc / world_size)");
   const auto before = parse_snapshot(header.config_yaml);
-  const auto now = parse_snapshot(config_snapshot(config));
+  const auto now = parse_snapshot(config::config_snapshot(config));
   const auto& free = keys_free_on_resume();
   std::vector<std::string> keys;
   for (const auto& [k, v] : before) keys.push_back(k);

@@ -42,7 +42,7 @@ struct ResumePoint {
 struct ResumeHeader {
   int64_t format = 0;
   std::string model, dataset;
-  std::string config_yaml;  // config_snapshot() of the run
+  std::string config_yaml;  // config::config_snapshot() of the run
   int world_size = 1;
   ResumePoint point;
   std::string run;  // checkpoint_dir/<Model>-<time>-<pid>: the run's file names start with it
@@ -51,9 +51,6 @@ struct ResumeHeader {
 // Reads the header of a resume checkpoint; a missing, truncated or corrupt file, or one of
 // another format, is an Error naming the file and what to do.
 ResumeHeader read_resume_header(const std::string& path);
-
-// The effective config as a YAML map (key: value), for the checkpoint and for comparisons.
-std::string config_snapshot(const config::Config& config);
 
 // The keys that may differ between a run and its resumption; any other difference is an error.
 const std::vector<std::string>& keys_free_on_resume();

@@ -1,5 +1,9 @@
 #include "trainer/trainer.h"
 
+#include "models/capabilities.h"
+
+#include "recbole/config/config_snapshot.h"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,15 +22,16 @@
 
 #include "recbole/config/config.h"
 #include "recbole/config/learners.h"
+#include "recbole/runtime/checkpoint_file.h"
+#include "recbole/runtime/device_allocator.h"
+#include "recbole/runtime/fast_path.h"
 #include "recbole/utils/atomic_write.h"
-#include "recbole/utils/device_allocator.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/memory.h"
 #include "recbole/utils/progress.h"
 #include "recbole/utils/stop_signal.h"
 #include "recbole/utils/text.h"
-#include "trainer/checkpoint_file.h"
 #include "trainer/fused_adam.h"
 #include "trainer/gradient_exchange.h"
 
@@ -52,6 +57,9 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const config::Config& co
   // The config accepts only the names of learner_names().
   switch (*config::parse_learner(config.get_string("learner"))) {
     case config::Learner::kAdam:
+      if (!fast_paths_enabled())
+        return std::make_unique<torch::optim::Adam>(params,
+                                                    torch::optim::AdamOptions(lr).weight_decay(wd));
       return std::make_unique<FusedAdam>(params, torch::optim::AdamOptions(lr).weight_decay(wd));
     case config::Learner::kAdamW:
       return std::make_unique<torch::optim::AdamW>(params,
@@ -71,6 +79,8 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const config::Config& co
       // honest choice.
       if (wd > 0) log::warning("learner sparse_adam ignores weight_decay, as in RecBole");
       log::warning("learner sparse_adam: dense embeddings; using Adam without weight decay");
+      if (!fast_paths_enabled())
+        return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(lr));
       return std::make_unique<FusedAdam>(params, torch::optim::AdamOptions(lr));
   }
   throw Error("learner: no optimizer for \"" + config.get_string("learner") + "\"");
@@ -140,9 +150,10 @@ class Trainer::Step : public models::TrainStep {
 };
 
 Trainer::Trainer(const config::Config& config, models::Model& model, const DeviceManager& device,
-                 Dist& dist, pipeline::TrainingSource* source,
-                 const evaluator::Evaluator& evaluator, EvaluationSplits splits)
-    : config_(config),
+                 Dist& dist, tasks::TrainingSource* source, const evaluator::Evaluator& evaluator,
+                 EvaluationSplits splits)
+    : fast_paths_(config.get_bool("fast_path")),
+      config_(config),
       model_(model),
       device_(device),
       dist_(dist),
@@ -151,12 +162,14 @@ Trainer::Trainer(const config::Config& config, models::Model& model, const Devic
       splits_(splits),
       checkpoint_path_(checkpoint_name(config, dist)),
       run_(checkpoint_path_.substr(0, checkpoint_path_.size() - 4)),
-      config_snapshot_(config_snapshot(config)),
+      config_snapshot_(config::config_snapshot(config)),
       writer_(std::make_unique<CheckpointWriter>()) {
   if (model_.fitted_once()) return;
   if (!source_) throw Error(model_.name() + ": a trained model needs a training source");
   use_dynamic_negatives();
-  fast_ = model_.fast_epoch(models::TrainingEnv{config_, device_, dist_.world_size(), *source_});
+  if (auto* own = models::capability<models::OwnEpoch>(model_))
+    fast_ = own->fast_epoch(
+        models::TrainingEnv{config_, device_, dist_.world_size(), source_->sampled_pair_batcher()});
   if (fast_)
     log::info("training path: " + fast_->describe());
   else {
@@ -169,7 +182,7 @@ Trainer::Trainer(const config::Config& config, models::Model& model, const Devic
 Trainer::~Trainer() = default;
 
 void Trainer::use_dynamic_negatives() {
-  if (!pipeline::negative_sampling_from_config(config_).dynamic()) return;
+  if (!tasks::negative_sampling_from_config(config_).dynamic()) return;
   // RecBole's loader scores the candidates with predict after model.eval() and goes back to
   // model.train(): dropout off while scoring, no gradient; a cached model recomputes, since
   // the last step dropped its cache.
@@ -177,7 +190,10 @@ void Trainer::use_dynamic_negatives() {
       source_->set_candidate_scorer([this](const data::Batch& candidates, int64_t candidate_num) {
         torch::NoGradGuard no_grad;
         model_.eval();
-        torch::Tensor scores = model_.predict_candidates(device_.place(candidates), candidate_num);
+        const data::Batch placed = device_.place(candidates);
+        auto* once = models::capability<models::CandidateScores>(model_);
+        torch::Tensor scores =
+            once ? once->predict_candidates(placed, candidate_num) : model_.predict(placed);
         model_.train();
         device_.check(scores, model_.name(), "dynamic negative sampling scores");
         return DeviceManager::to_host(scores);
@@ -218,7 +234,8 @@ int Trainer::train_epoch(int64_t epoch) {
   if (point_.pass == 0 && point_.batch == 0) model_.on_epoch_start(epoch);
   // A model with several passes per epoch sees a new order in each: pass p of epoch e walks
   // the source's order number e · passes + p (one pass: the epoch's own order).
-  const int64_t passes = fast_ ? 1 : std::max<int64_t>(model_.passes_per_epoch(), 1);
+  auto* multi = models::capability<models::MultiPassEpoch>(model_);
+  const int64_t passes = fast_ || !multi ? 1 : std::max<int64_t>(multi->passes_per_epoch(), 1);
   // The epoch's batches, over all its passes, drawn by rank 0 on the reporter's own thread: the
   // batch loop pays one atomic increment per batch.
   const int64_t batches = source_->batches_per_epoch();
@@ -245,14 +262,15 @@ int Trainer::train_epoch(int64_t epoch) {
     // tensor holds the float sum exactly, so a resumed epoch goes on from the same value.)
     torch::Tensor total = torch::full({}, epoch_loss_, device_.float_options());
     for (; point_.pass < passes; ++point_.pass, point_.batch = 0) {
-      const models::PassBatches walks = model_.pass_batches(epoch, point_.pass);
+      const models::PassBatches walks =
+          multi ? multi->pass_batches(epoch, point_.pass) : models::PassBatches::kMain;
       if (walks == models::PassBatches::kSkip) continue;
       source_->use_batches(walks);
       source_->start_epoch(epoch * passes + point_.pass);
       if (point_.batch > 0)
         source_->skip_batches(point_.batch);
-      else
-        model_.on_pass_start(point_.pass);
+      else if (multi)
+        multi->on_pass_start(point_.pass);
       data::Batch batch;
       while (source_->next(batch)) {
         torch::Tensor loss = model_.train_step(device_.place(batch), *step_);
@@ -587,7 +605,7 @@ std::vector<EpochRecord> history_from_json(const nlohmann::json& j) {
   return history;
 }
 
-MetricValues Trainer::evaluate(const evaluator::EvaluationSource& split, evaluator::Phase phase) {
+MetricValues Trainer::evaluate(const tasks::EvaluationSource& split, evaluator::Phase phase) {
   model_.before_evaluation();
   MetricValues result = evaluator_.evaluate(model_, split, phase);
   release_kept_large_cpu_buffers();

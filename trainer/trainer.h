@@ -30,10 +30,11 @@
 #include <nlohmann/json.hpp>
 
 #include "models/model.h"
-#include "recbole/evaluator/evaluator.h"
-#include "recbole/pipeline/training_source.h"
+#include "recbole/runtime/fast_path.h"
 #include "recbole/utils/error.h"
+#include "tasks/training_source.h"
 #include "trainer/checkpoint_writer.h"
+#include "trainer/evaluator.h"
 #include "trainer/resume_checkpoint.h"
 
 namespace recbole::trainer {
@@ -80,15 +81,15 @@ struct FitResult {
 
 // The evaluation sources of one run (they must outlive the trainer).
 struct EvaluationSplits {
-  const evaluator::EvaluationSource& valid;
-  const evaluator::EvaluationSource& test;
+  const tasks::EvaluationSource& valid;
+  const tasks::EvaluationSource& test;
 };
 
 class Trainer {
  public:
   // source: the model's training source; nullptr for fitted-once models.
   Trainer(const config::Config& config, models::Model& model, const DeviceManager& device,
-          Dist& dist, pipeline::TrainingSource* source, const evaluator::Evaluator& evaluator,
+          Dist& dist, tasks::TrainingSource* source, const evaluator::Evaluator& evaluator,
           EvaluationSplits splits);
   ~Trainer();
 
@@ -109,7 +110,7 @@ class Trainer {
   void load_checkpoint(const std::string& path);
 
   // Entries written into every best-model checkpoint beside the model's tensors (run() adds the
-  // serving section, recbole/serving/checkpoint_sections.h: vocabularies, history, config), so
+  // serving section, tasks/serving_section.h: vocabularies, history, config), so
   // that the file stands alone. Called on the training thread when a checkpoint is snapshotted;
   // it must write only tensors that nothing changes afterwards (the writer serialises them
   // later, on its own thread). Model::load ignores them.
@@ -143,13 +144,16 @@ class Trainer {
   void sync_initial_parameters();
   // before_evaluation, then the evaluation of `split`; the large CPU buffers the evaluation
   // kept are freed after it.
-  MetricValues evaluate(const evaluator::EvaluationSource& split, evaluator::Phase phase);
+  MetricValues evaluate(const tasks::EvaluationSource& split, evaluator::Phase phase);
 
+  // fast_path: the fast paths on or off (recbole/runtime/fast_path.h) while this trainer lives;
+  // first, so that the optimizers and the model's own epoch are chosen under it.
+  FastPathGuard fast_paths_;
   const config::Config& config_;
   models::Model& model_;
   const DeviceManager& device_;
   Dist& dist_;
-  pipeline::TrainingSource* source_;
+  tasks::TrainingSource* source_;
   const evaluator::Evaluator& evaluator_;
   EvaluationSplits splits_;
   std::unique_ptr<Step> step_;               // the batch loop's optimizers

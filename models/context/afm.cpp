@@ -2,6 +2,7 @@
 
 #include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -9,8 +10,8 @@ namespace recbole::models {
 
 AFM::AFM(const ModelContext& ctx)
     : ContextModel("AFM", ctx),
-      dropout_(ctx.config.get_double("dropout_prob")),
-      reg_weight_(ctx.config.get_double("reg_weight")) {
+      dropout_(keys::dropout_prob().get(ctx.config)),
+      reg_weight_(keys::reg_weight().get(ctx.config)) {
   std::vector<int64_t> r, c;
   for (int64_t i = 0; i < num_fields_; ++i)
     for (int64_t j = i + 1; j < num_fields_; ++j) r.push_back(i), c.push_back(j);
@@ -40,16 +41,13 @@ RECBOLE_REGISTER_MODEL(AFM) {
   using config::KeyType;
   register_model(
       {"AFM",
-       Task::kContext,
+       "context",
        InputType::kPointwise,
        "AFM: attention over the pairwise products of field embeddings, plus first-order weights",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
+       {keys::embedding_size().decl("Width of the field embeddings"),
         Key("attention_size", KeyType::kInt).min(1).help("Width of the attention layer"),
-        layers::probability_key("dropout_prob")
-            .help("Dropout on the pooled pair vector, in [0, 1)"),
-        Key("reg_weight", KeyType::kFloat)
-            .min(0)
-            .help("Weight of the model's norm regulariser (added once per batch)")},
+        keys::dropout_prob().decl("Dropout on the pooled pair vector, in [0, 1)"),
+        keys::reg_weight().decl("Weight of the model's norm regulariser (added once per batch)")},
        [](const ModelContext& ctx) { return std::make_shared<AFM>(ctx); }});
 }
 

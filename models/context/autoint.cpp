@@ -1,6 +1,7 @@
 #include "models/context/autoint.h"
 
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -45,11 +46,11 @@ RECBOLE_REGISTER_MODEL(AutoInt) {
   using config::KeyType;
   register_model(
       {"AutoInt",
-       Task::kContext,
+       "context",
        InputType::kPointwise,
        "AutoInt: multi-head self-attention over the field embeddings, an MLP and first-order "
        "weights",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
+       {keys::embedding_size().decl("Width of the field embeddings"),
         Key("attention_size", KeyType::kInt).min(1).help("Width of the attention layers"),
         Key("n_layers", KeyType::kInt).min(0).help("Number of self-attention layers"),
         Key("num_heads", KeyType::kInt)
@@ -58,7 +59,7 @@ RECBOLE_REGISTER_MODEL(AutoInt) {
         Key("dropout_probs", KeyType::kFloatList)
             .min(0)
             .help("Dropout of the attention, of the MLP, and a third (unused, as RecBole)"),
-        layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"),
+        keys::mlp_hidden_size().decl("Sizes of the MLP's hidden layers"),
         Key("has_residual", KeyType::kBool)
             .null()
             .help("Add a Linear residual of the embeddings to the attention output (off when null, "

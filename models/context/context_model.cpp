@@ -8,28 +8,22 @@
 
 #include "models/layers/backward_parts.h"
 #include "models/layers/dropout.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
+#include "recbole/runtime/fast_path.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 
 namespace recbole::models {
 
-const data::FeatureSchema& context_schema(const ModelContext& ctx, const std::string& model) {
-  if (ctx.features == nullptr)
-    throw ConfigError("model: " + model +
-                      " is a context model and needs the feature fields that the context task "
-                      "pipeline prepares");
-  return *ctx.features;
-}
-
 ContextModel::ContextModel(std::string name, const ModelContext& ctx, bool towers)
     : Model(name, ctx),
-      fields_(context_schema(ctx, name), towers),
-      embedding_size_(ctx.config.get_int("embedding_size")),
+      fields_(ctx.need<data::FeatureSchema>(), towers),
+      embedding_size_(keys::embedding_size().get(ctx.config)),
       num_fields_(fields_.size()) {
   embedding_ = register_module("embedding", layers::ContextEmbedding(fields_, embedding_size_));
   first_order_ = register_module("first_order", layers::FirstOrderLinear(fields_));
-  const data::FeatureSchema& schema = *ctx.features;
+  const data::FeatureSchema& schema = ctx.need<data::FeatureSchema>();
   uid_field_ = schema.uid_field;
   iid_field_ = schema.iid_field;
   eval_rows_ = ctx.config.get_int("eval_batch_size");
@@ -38,16 +32,16 @@ ContextModel::ContextModel(std::string name, const ModelContext& ctx, bool tower
     if (f.side == data::FeatureSide::kUser) user_fields_.push_back(f.name);
     if (f.side == data::FeatureSide::kInter) inter_fields_.push_back(f.name);
   }
-  if (ctx.item_features != nullptr) {
+  if (const ItemFeatureColumns* items = ctx.parts.find<ItemFeatureColumns>()) {
     item_columns_given_ = true;
-    for (const auto& [field, column] : *ctx.item_features)
+    for (const auto& [field, column] : items->columns)
       item_columns_.emplace_back(field, ctx.device.place(column));
   }
 }
 
 std::vector<int64_t> ContextModel::mlp_sizes(const ModelContext& ctx, int64_t input_width) {
   std::vector<int64_t> sizes{input_width};
-  for (int64_t h : ctx.config.get_int_list("mlp_hidden_size")) sizes.push_back(h);
+  for (int64_t h : keys::mlp_hidden_size().get(ctx.config)) sizes.push_back(h);
   return sizes;
 }
 
@@ -144,17 +138,10 @@ torch::Tensor ContextModel::predict(const data::Batch& batch) {
   return probability_output() ? z : torch::sigmoid(z);
 }
 
-bool ContextModel::closed_form_fm() const {
-  return closed_form() == ClosedForm::kFM || closed_form() == ClosedForm::kDeepFM;
-}
-
-bool ContextModel::closed_form_deep() const {
-  return closed_form() == ClosedForm::kWideDeep || closed_form() == ClosedForm::kDeepFM;
-}
-
 bool ContextModel::closed_form_applies() const {
-  if (closed_form() == ClosedForm::kNone) return false;
-  if (closed_form_deep() && deep_part() == nullptr) return false;
+  const ClosedForm form = closed_form();
+  if (!fast_paths_enabled() || !form.first_order) return false;
+  if (form.deep && deep_part() == nullptr) return false;
   for (const torch::Tensor& p : parameters())
     if (!p.device().is_cpu() || p.scalar_type() != torch::kFloat32) return false;
   return true;
@@ -168,15 +155,16 @@ void ContextModel::closed_form_logits(const data::Batch& batch) {
 void ContextModel::closed_form_logits(const data::Batch& batch, ClosedFormBuffers& buf) const {
   const int64_t b = batch.users.size(0), f = num_fields_, d = embedding_size_;
   buf.z.resize(static_cast<size_t>(b));
-  if (closed_form() == ClosedForm::kFirstOrder) {
+  const ClosedForm form = closed_form();
+  if (!form.fm && !form.deep) {
     first_order_->forward_direct(batch, buf.z.data());
     return;
   }
   // E in the first-order part's walk over the ids.
   buf.e.resize(static_cast<size_t>(b * f * d));
   first_order_->forward_direct(batch, buf.z.data(), embedding_.get(), buf.e.data());
-  if (closed_form_fm()) fm_logits(buf, b);
-  if (closed_form_deep())
+  if (form.fm) fm_logits(buf, b);
+  if (form.deep)
     deep_part()->forward(torch::from_blob(buf.e.data(), {b, f * d}, torch::kFloat32), is_training(),
                          buf.z.data(), buf.deep);
 }
@@ -259,9 +247,9 @@ void fm_gradient(float* e_rows, const float* sums, const float* dz, const float*
 }  // namespace
 
 torch::Tensor ContextModel::closed_form_backward(const data::Batch& batch) {
-  if (closed_form_deep()) return deep_closed_form_backward(batch);
+  if (closed_form().deep) return deep_closed_form_backward(batch);
   torch::NoGradGuard no_grad;
-  const bool fm = closed_form() == ClosedForm::kFM;
+  const bool fm = closed_form().fm;
   const int64_t b = batch.users.size(0), f = num_fields_, d = embedding_size_;
   ClosedFormBuffers& buf = closed_form_buffers_;
   closed_form_logits(batch);
@@ -279,6 +267,7 @@ torch::Tensor ContextModel::deep_closed_form_backward(const data::Batch& batch) 
   torch::NoGradGuard no_grad;
   layers::DirectMLP& deep = *deep_part();
   deep.prepare();
+  const bool fm = closed_form().fm;
   const int64_t rows = batch.users.size(0), f = num_fields_, d = embedding_size_;
   const int64_t parts = (rows + kPartRows - 1) / kPartRows;
   const std::vector<uint64_t> keys = layers::draw_part_keys(parts);  // backward_parts' keys
@@ -298,7 +287,7 @@ torch::Tensor ContextModel::deep_closed_form_backward(const data::Batch& batch) 
     // dloss/dE: the deep part's, plus the FM term's when the form has one, written over E.
     const float* dx = buf.deep.dx.data_ptr<float>();
     const int64_t n = part.users.size(0);
-    if (closed_form_fm())
+    if (fm)
       fm_gradient(buf.e.data(), buf.sum.data(), buf.dz.data(), dx, n, f, d);
     else
       std::copy(dx, dx + n * f * d, buf.e.data());

@@ -19,6 +19,14 @@
 
 namespace recbole::models {
 
+// The item-side input columns by field name, rows indexed by item id ([n_items, ...] CPU,
+// data/feature_schema.h layouts): a part of the model context that the context task gives its
+// models (beside data::FeatureSchema), for scoring every item of a user (full_sort_predict).
+struct ItemFeatureColumns {
+  static constexpr const char* kPart = "the item feature columns that the context task prepares";
+  const std::vector<std::pair<std::string, torch::Tensor>>& columns;
+};
+
 class ContextModel : public Model {
  public:
   // towers: embed only the user- and item-side fields (DSSM).
@@ -60,15 +68,16 @@ class ContextModel : public Model {
   // MultiheadAttention out of models/.)
   bool trains_in_parts() const;
 
-  // The logit's closed form, when a model's logits() is one of these (LR, FM, WideDeep,
-  // DeepFM):
-  //   kFirstOrder: the first-order part;
-  //   kFM: the first-order part plus fm_interaction(E);
-  //   kWideDeep: the first-order part plus deep_part()'s logit over E flattened to [B, F·d];
-  //   kDeepFM: kFM plus deep_part()'s logit over E flattened to [B, F·d].
-  enum class ClosedForm { kNone, kFirstOrder, kFM, kWideDeep, kDeepFM };
-  virtual ClosedForm closed_form() const { return ClosedForm::kNone; }
-  // The deep part of kWideDeep and kDeepFM (owned by the model).
+  // The logit's closed form, when a model's logits() is the first-order part plus any of these
+  // terms, each with its gradient written out: LR is the first-order part alone, FM adds the
+  // FM term, WideDeep the deep part, DeepFM both.
+  struct ClosedForm {
+    bool first_order = false;  // the first-order part (false: no closed form)
+    bool fm = false;           // + fm_interaction(E)
+    bool deep = false;         // + deep_part()'s logit over E flattened to [B, F·d]
+  };
+  virtual ClosedForm closed_form() const { return {}; }
+  // The deep part of a closed form with one (owned by the model).
   virtual layers::DirectMLP* deep_part() const { return nullptr; }
   // Whether closed_form_backward runs for this model: a closed form, parameters float32 on
   // the CPU.
@@ -129,9 +138,6 @@ class ContextModel : public Model {
   // Σ over the batch's rows of the binary cross-entropy of buf.z against its labels, and
   // buf.dz = its gradient divided by `rows` (the whole batch's, for a part's share of the mean).
   static double bce_with_logits(const data::Batch& batch, int64_t rows, ClosedFormBuffers& buf);
-  // Whether the closed form has the FM term, and a deep part.
-  bool closed_form_fm() const;
-  bool closed_form_deep() const;
   // The step of the forms with a deep part: closed_form_backward in parts.
   torch::Tensor deep_closed_form_backward(const data::Batch& batch);
 
@@ -146,8 +152,5 @@ class ContextModel : public Model {
 
 // The `fields` key of FFM and FwFM: a field map {id: [features]}, or null.
 config::Key field_map_key();
-
-// The schema of a context ModelContext; ConfigError when the model is built for another task.
-const data::FeatureSchema& context_schema(const ModelContext& ctx, const std::string& model);
 
 }  // namespace recbole::models

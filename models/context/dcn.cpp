@@ -1,13 +1,14 @@
 #include "models/context/dcn.h"
 
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
 namespace recbole::models {
 
 DCN::DCN(const ModelContext& ctx)
-    : ContextModel("DCN", ctx), reg_weight_(ctx.config.get_double("reg_weight")) {
+    : ContextModel("DCN", ctx), reg_weight_(keys::reg_weight().get(ctx.config)) {
   const int64_t d = num_fields_ * embedding_size_;
   const int64_t layers_n = ctx.config.get_int("cross_layer_num");
   for (int64_t l = 0; l < layers_n; ++l) {
@@ -15,7 +16,7 @@ DCN::DCN(const ModelContext& ctx)
     b_.push_back(register_parameter("cross_b" + std::to_string(l), torch::zeros({d})));
   }
   const std::vector<int64_t> sizes = mlp_sizes(ctx, d);
-  mlp_ = register_module("mlp", layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"),
+  mlp_ = register_module("mlp", layers::ContextMLP(sizes, keys::dropout_prob().get(ctx.config),
                                                    "relu", /*batch_norm=*/true));
   predict_ = register_module("predict", torch::nn::Linear(d + sizes.back(), 1));
   finish();
@@ -40,16 +41,14 @@ RECBOLE_REGISTER_MODEL(DCN) {
   using config::KeyType;
   register_model(
       {"DCN",
-       Task::kContext,
+       "context",
        InputType::kPointwise,
        "DCN: a cross network beside a deep MLP over the concatenated field embeddings",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
-        layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"),
+       {keys::embedding_size().decl("Width of the field embeddings"),
+        keys::mlp_hidden_size().decl("Sizes of the MLP's hidden layers"),
         Key("cross_layer_num", KeyType::kInt).min(0).help("Number of cross layers"),
-        Key("reg_weight", KeyType::kFloat)
-            .min(0)
-            .help("Weight of the model's norm regulariser (added once per batch)"),
-        layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)")},
+        keys::reg_weight().decl("Weight of the model's norm regulariser (added once per batch)"),
+        keys::dropout_prob().decl("Dropout before every MLP layer, in [0, 1)")},
        [](const ModelContext& ctx) { return std::make_shared<DCN>(ctx); }});
 }
 

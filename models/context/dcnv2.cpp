@@ -1,6 +1,7 @@
 #include "models/context/dcnv2.h"
 
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -9,7 +10,7 @@ namespace recbole::models {
 DCNV2::DCNV2(const ModelContext& ctx)
     : ContextModel("DCNV2", ctx),
       mixed_(ctx.config.get_bool("mixed")),
-      reg_weight_(ctx.config.get_double("reg_weight")),
+      reg_weight_(keys::reg_weight().get(ctx.config)),
       layers_(ctx.config.get_int("cross_layer_num")) {
   const std::string structure = ctx.config.get_string("structure");
   if (structure != "stacked" && structure != "parallel")
@@ -35,7 +36,7 @@ DCNV2::DCNV2(const ModelContext& ctx)
     for (int64_t k = 0; k < ctx.config.get_int("expert_num"); ++k)
       gates_.push_back(register_module("gate" + std::to_string(k), torch::nn::Linear(d, 1)));
   const std::vector<int64_t> sizes = mlp_sizes(ctx, d);
-  mlp_ = register_module("mlp", layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"),
+  mlp_ = register_module("mlp", layers::ContextMLP(sizes, keys::dropout_prob().get(ctx.config),
                                                    "relu", /*batch_norm=*/true));
   predict_ =
       register_module("predict", torch::nn::Linear(stacked_ ? sizes.back() : d + sizes.back(), 1));
@@ -83,7 +84,7 @@ RECBOLE_REGISTER_MODEL(DCNV2) {
   using config::KeyType;
   register_model(
       {"DCNV2",
-       Task::kContext,
+       "context",
        InputType::kPointwise,
        "DCN-V2: a matrix (or low-rank mixture) cross network with an MLP, σ output and BCE",
        {Key("mixed", KeyType::kBool)
@@ -92,12 +93,10 @@ RECBOLE_REGISTER_MODEL(DCNV2) {
         Key("cross_layer_num", KeyType::kInt).min(0).help("Number of cross layers"),
         Key("expert_num", KeyType::kInt).min(1).help("Experts per cross layer (mixed)"),
         Key("low_rank", KeyType::kInt).min(1).help("Rank of the experts (mixed)"),
-        Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
-        layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"),
-        Key("reg_weight", KeyType::kFloat)
-            .min(0)
-            .help("Weight of the model's norm regulariser (added once per batch)"),
-        layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)")},
+        keys::embedding_size().decl("Width of the field embeddings"),
+        keys::mlp_hidden_size().decl("Sizes of the MLP's hidden layers"),
+        keys::reg_weight().decl("Weight of the model's norm regulariser (added once per batch)"),
+        keys::dropout_prob().decl("Dropout before every MLP layer, in [0, 1)")},
        [](const ModelContext& ctx) { return std::make_shared<DCNV2>(ctx); }});
 }
 

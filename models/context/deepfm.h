@@ -13,7 +13,9 @@ class DeepFM : public ContextModel {
   torch::Tensor logits(const data::Batch& batch) override;
   // The closed form of the logit on the CPU: a step and an evaluation without autograd
   // (ContextModel::closed_form_backward; the deep part by layers::DirectMLP).
-  ClosedForm closed_form() const override { return ClosedForm::kDeepFM; }
+  ClosedForm closed_form() const override {
+    return {/*first_order=*/true, /*fm=*/true, /*deep=*/true};
+  }
   layers::DirectMLP* deep_part() const override { return direct_.get(); }
 
  private:

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -17,7 +18,7 @@ DSSM::DSSM(const ModelContext& ctx) : ContextModel("DSSM", ctx, /*towers=*/true)
     throw ConfigError("model: DSSM needs user-side and item-side feature fields (load_col)");
   user_positions_ = register_buffer("user_positions", torch::tensor(user, torch::kInt64));
   item_positions_ = register_buffer("item_positions", torch::tensor(item, torch::kInt64));
-  const double dropout = ctx.config.get_double("dropout_prob");
+  const double dropout = keys::dropout_prob().get(ctx.config);
   const auto tower = [&](const char* name, size_t n) {
     return register_module(
         name, layers::ContextMLP(mlp_sizes(ctx, static_cast<int64_t>(n) * embedding_size_), dropout,
@@ -38,18 +39,17 @@ torch::Tensor DSSM::logits(const data::Batch& batch) {
 RECBOLE_REGISTER_MODEL(DSSM) {
   using config::Key;
   using config::KeyType;
-  register_model(
-      {"DSSM",
-       Task::kContext,
-       InputType::kPointwise,
-       "two-tower DSSM: user and item MLPs (tanh, BatchNorm), cosine of their outputs",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
-        layers::sizes_key("mlp_hidden_size").help("Sizes of each tower's hidden layers"),
-        layers::probability_key("dropout_prob").help("Dropout before every tower layer, in [0, 1)"),
-        Key("double_tower", KeyType::kBool)
-            .help("User and item towers over their own fields (false reads the same: a "
-                  "DSSM tower never sees interaction-side features)")},
-       [](const ModelContext& ctx) { return std::make_shared<DSSM>(ctx); }});
+  register_model({"DSSM",
+                  "context",
+                  InputType::kPointwise,
+                  "two-tower DSSM: user and item MLPs (tanh, BatchNorm), cosine of their outputs",
+                  {keys::embedding_size().decl("Width of the field embeddings"),
+                   keys::mlp_hidden_size().decl("Sizes of each tower's hidden layers"),
+                   keys::dropout_prob().decl("Dropout before every tower layer, in [0, 1)"),
+                   Key("double_tower", KeyType::kBool)
+                       .help("User and item towers over their own fields (false reads the same: a "
+                             "DSSM tower never sees interaction-side features)")},
+                  [](const ModelContext& ctx) { return std::make_shared<DSSM>(ctx); }});
 }
 
 }  // namespace recbole::models

@@ -5,6 +5,7 @@
 
 #include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -56,7 +57,7 @@ std::pair<torch::Tensor, torch::Tensor> EulerLayerImpl::forward(const torch::Ten
 }
 
 EulerNet::EulerNet(const ModelContext& ctx)
-    : ContextModel("EulerNet", ctx), reg_weight_(ctx.config.get_double("reg_weight")) {
+    : ContextModel("EulerNet", ctx), reg_weight_(keys::reg_weight().get(ctx.config)) {
   mu_ = register_parameter("mu", torch::ones({1, num_fields_, 1}));
   int64_t n = num_fields_;
   for (int64_t order : ctx.config.get_int_list("order_list")) {
@@ -96,18 +97,17 @@ RECBOLE_REGISTER_MODEL(EulerNet) {
   using config::KeyType;
   register_model(
       {"EulerNet",
-       Task::kContext,
+       "context",
        InputType::kPointwise,
        "EulerNet: feature interactions of any order as complex features in polar form, with an "
        "implicit (Linear) part beside each layer",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
+       {keys::embedding_size().decl("Width of the field embeddings"),
         layers::sizes_key("order_list").help("Widths (in fields) of the Euler interaction layers"),
         layers::probability_key("drop_ex").help("Dropout on the explicit part's input, in [0, 1)"),
         layers::probability_key("drop_im").help("Dropout on the implicit part's input, in [0, 1)"),
         Key("apply_norm", KeyType::kBool).help("LayerNorm on each layer's outputs"),
-        Key("reg_weight", KeyType::kFloat)
-            .min(0)
-            .help("Weight of Σ‖θ‖ over the non-embedding parameters (added once per batch)")},
+        keys::reg_weight().decl(
+            "Weight of Σ‖θ‖ over the non-embedding parameters (added once per batch)")},
        [](const ModelContext& ctx) { return std::make_shared<EulerNet>(ctx); }});
 }
 

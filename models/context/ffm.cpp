@@ -1,4 +1,5 @@
 #include "models/context/ffm.h"
+#include "models/shared_keys.h"
 
 #include <algorithm>
 
@@ -63,11 +64,10 @@ RECBOLE_REGISTER_MODEL(FFM) {
   using config::KeyType;
   register_model(
       {"FFM",
-       Task::kContext,
+       "context",
        InputType::kPointwise,
        "field-aware factorisation machine: one embedding view per field, plus first-order weights",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
-        field_map_key()},
+       {keys::embedding_size().decl("Width of the field embeddings"), field_map_key()},
        [](const ModelContext& ctx) { return std::make_shared<FFM>(ctx); }});
 }
 

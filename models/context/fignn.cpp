@@ -4,6 +4,7 @@
 
 #include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -70,11 +71,11 @@ RECBOLE_REGISTER_MODEL(FiGNN) {
   using config::KeyType;
   register_model(
       {"FiGNN",
-       Task::kContext,
+       "context",
        InputType::kPointwise,
        "FiGNN: the fields as a graph's nodes, self-attention for their first states, attentional "
        "edges and GRU propagation",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
+       {keys::embedding_size().decl("Width of the field embeddings"),
         Key("attention_size", KeyType::kInt).min(1).help("Width of the node states"),
         Key("n_layers", KeyType::kInt).min(1).help("Graph layers (n_layers − 1 propagation steps)"),
         Key("num_heads", KeyType::kInt).min(1).help("Attention heads (divide attention_size)"),

@@ -1,4 +1,5 @@
 #include "models/context/fm.h"
+#include "models/shared_keys.h"
 
 #include "recbole/config/config.h"
 
@@ -13,13 +14,12 @@ torch::Tensor FM::logits(const data::Batch& batch) {
 RECBOLE_REGISTER_MODEL(FM) {
   using config::Key;
   using config::KeyType;
-  register_model(
-      {"FM",
-       Task::kContext,
-       InputType::kPointwise,
-       "factorisation machine: first-order weights plus pairwise embedding products",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings")},
-       [](const ModelContext& ctx) { return std::make_shared<FM>(ctx); }});
+  register_model({"FM",
+                  "context",
+                  InputType::kPointwise,
+                  "factorisation machine: first-order weights plus pairwise embedding products",
+                  {keys::embedding_size().decl("Width of the field embeddings")},
+                  [](const ModelContext& ctx) { return std::make_shared<FM>(ctx); }});
 }
 
 }  // namespace recbole::models

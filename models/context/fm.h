@@ -8,7 +8,7 @@ class FM : public ContextModel {
  public:
   explicit FM(const ModelContext& ctx);
   torch::Tensor logits(const data::Batch& batch) override;
-  ClosedForm closed_form() const override { return ClosedForm::kFM; }
+  ClosedForm closed_form() const override { return {/*first_order=*/true, /*fm=*/true}; }
 };
 
 }  // namespace recbole::models

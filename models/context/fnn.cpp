@@ -1,6 +1,7 @@
 #include "models/context/fnn.h"
 
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -9,7 +10,7 @@ namespace recbole::models {
 FNN::FNN(const ModelContext& ctx) : ContextModel("FNN", ctx) {
   const std::vector<int64_t> sizes = mlp_sizes(ctx, num_fields_ * embedding_size_);
   mlp_ = register_module("mlp",
-                         layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"), "tanh"));
+                         layers::ContextMLP(sizes, keys::dropout_prob().get(ctx.config), "tanh"));
   predict_ = register_module("predict", torch::nn::Linear(sizes.back(), 1));
   finish();
 }
@@ -21,15 +22,14 @@ torch::Tensor FNN::logits(const data::Batch& batch) {
 RECBOLE_REGISTER_MODEL(FNN) {
   using config::Key;
   using config::KeyType;
-  register_model(
-      {"FNN",
-       Task::kContext,
-       InputType::kPointwise,
-       "FNN: an MLP (tanh) over the concatenated field embeddings",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
-        layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"),
-        layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)")},
-       [](const ModelContext& ctx) { return std::make_shared<FNN>(ctx); }});
+  register_model({"FNN",
+                  "context",
+                  InputType::kPointwise,
+                  "FNN: an MLP (tanh) over the concatenated field embeddings",
+                  {keys::embedding_size().decl("Width of the field embeddings"),
+                   keys::mlp_hidden_size().decl("Sizes of the MLP's hidden layers"),
+                   keys::dropout_prob().decl("Dropout before every MLP layer, in [0, 1)")},
+                  [](const ModelContext& ctx) { return std::make_shared<FNN>(ctx); }});
 }
 
 }  // namespace recbole::models

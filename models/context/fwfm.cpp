@@ -5,6 +5,7 @@
 
 #include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -26,7 +27,7 @@ FwFM::FwFM(const ModelContext& ctx) : ContextModel("FwFM", ctx) {
   left_field_ = register_buffer("left_field", torch::tensor(left_field, torch::kInt64));
   right_field_ = register_buffer("right_field", torch::tensor(right_field, torch::kInt64));
   pair_weights_ = register_buffer("pair_weights", torch::randn({k, k}));
-  dropout_ = ctx.config.get_double("dropout_prob");
+  dropout_ = keys::dropout_prob().get(ctx.config);
   finish(/*init_linears=*/false);
 }
 
@@ -42,13 +43,12 @@ RECBOLE_REGISTER_MODEL(FwFM) {
   using config::KeyType;
   register_model(
       {"FwFM",
-       Task::kContext,
+       "context",
        InputType::kPointwise,
        "field-weighted factorisation machine: pair products weighted per field pair (fixed "
        "N(0, 1) weights), plus first-order weights",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
-        layers::probability_key("dropout_prob").help("Dropout on the pooled pair products"),
-        field_map_key()},
+       {keys::embedding_size().decl("Width of the field embeddings"),
+        keys::dropout_prob().decl("Dropout on the pooled pair products"), field_map_key()},
        [](const ModelContext& ctx) { return std::make_shared<FwFM>(ctx); }});
 }
 

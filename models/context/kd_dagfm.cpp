@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "models/layers/pretrained.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -139,11 +140,11 @@ RECBOLE_REGISTER_MODEL(KD_DAGFM) {
   using config::KeyType;
   register_model(
       {"KD_DAGFM",
-       Task::kContext,
+       "context",
        InputType::kPointwise,
        "a DAG factorisation machine distilled from a CrossNet or CIN teacher, in three runs "
        "(teacher_training, distillation, finetuning)",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
+       {keys::embedding_size().decl("Width of the field embeddings"),
         Key("teacher", KeyType::kString).choices({"CrossNet", "CIN"}).help("The teacher network"),
         Key("phase", KeyType::kString)
             .choices({"teacher_training", "distillation", "finetuning"})

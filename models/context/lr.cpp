@@ -1,4 +1,5 @@
 #include "models/context/lr.h"
+#include "models/shared_keys.h"
 
 #include "recbole/config/config.h"
 
@@ -11,14 +12,13 @@ torch::Tensor LR::logits(const data::Batch& batch) { return first_order(batch).s
 RECBOLE_REGISTER_MODEL(LR) {
   using config::Key;
   using config::KeyType;
-  register_model({"LR",
-                  Task::kContext,
-                  InputType::kPointwise,
-                  "logistic regression: one weight per feature value, summed with a bias",
-                  {Key("embedding_size", KeyType::kInt)
-                       .min(1)
-                       .help("Width of the (unused) second-order feature embeddings")},
-                  [](const ModelContext& ctx) { return std::make_shared<LR>(ctx); }});
+  register_model(
+      {"LR",
+       "context",
+       InputType::kPointwise,
+       "logistic regression: one weight per feature value, summed with a bias",
+       {keys::embedding_size().decl("Width of the (unused) second-order feature embeddings")},
+       [](const ModelContext& ctx) { return std::make_shared<LR>(ctx); }});
 }
 
 }  // namespace recbole::models

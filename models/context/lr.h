@@ -9,7 +9,7 @@ class LR : public ContextModel {
  public:
   explicit LR(const ModelContext& ctx);
   torch::Tensor logits(const data::Batch& batch) override;
-  ClosedForm closed_form() const override { return ClosedForm::kFirstOrder; }
+  ClosedForm closed_form() const override { return {/*first_order=*/true}; }
 };
 
 }  // namespace recbole::models

@@ -1,6 +1,7 @@
 #include "models/context/nfm.h"
 
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -9,7 +10,7 @@ namespace recbole::models {
 NFM::NFM(const ModelContext& ctx) : ContextModel("NFM", ctx) {
   const std::vector<int64_t> sizes = mlp_sizes(ctx, embedding_size_);
   bn_ = register_module("bn", torch::nn::BatchNorm1d(embedding_size_));
-  mlp_ = register_module("mlp", layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"),
+  mlp_ = register_module("mlp", layers::ContextMLP(sizes, keys::dropout_prob().get(ctx.config),
                                                    "sigmoid", /*batch_norm=*/true));
   predict_ = register_module(
       "predict", torch::nn::Linear(torch::nn::LinearOptions(sizes.back(), 1).bias(false)));
@@ -29,12 +30,12 @@ RECBOLE_REGISTER_MODEL(NFM) {
   using config::KeyType;
   register_model(
       {"NFM",
-       Task::kContext,
+       "context",
        InputType::kPointwise,
        "NFM: Bi-interaction pooling, BatchNorm and a sigmoid MLP, plus first-order weights",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
-        layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"),
-        layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)")},
+       {keys::embedding_size().decl("Width of the field embeddings"),
+        keys::mlp_hidden_size().decl("Sizes of the MLP's hidden layers"),
+        keys::dropout_prob().decl("Dropout before every MLP layer, in [0, 1)")},
        [](const ModelContext& ctx) { return std::make_shared<NFM>(ctx); }});
 }
 

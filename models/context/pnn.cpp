@@ -1,6 +1,7 @@
 #include "models/context/pnn.h"
 
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -10,7 +11,7 @@ PNN::PNN(const ModelContext& ctx)
     : ContextModel("PNN", ctx),
       use_inner_(ctx.config.get_bool("use_inner")),
       use_outer_(ctx.config.get_bool("use_outer")),
-      reg_weight_(ctx.config.get_double("reg_weight")) {
+      reg_weight_(keys::reg_weight().get(ctx.config)) {
   std::vector<int64_t> r, c;
   for (int64_t i = 0; i < num_fields_; ++i)
     for (int64_t j = i + 1; j < num_fields_; ++j) r.push_back(i), c.push_back(j);
@@ -20,7 +21,7 @@ PNN::PNN(const ModelContext& ctx)
   const std::vector<int64_t> sizes = mlp_sizes(
       ctx, num_fields_ * embedding_size_ + (use_inner_ ? pairs : 0) + (use_outer_ ? pairs : 0));
   mlp_ = register_module("mlp",
-                         layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));
+                         layers::ContextMLP(sizes, keys::dropout_prob().get(ctx.config), "relu"));
   predict_ = register_module("predict", torch::nn::Linear(sizes.back(), 1));
   if (use_outer_) {
     torch::NoGradGuard no_grad;
@@ -56,18 +57,16 @@ RECBOLE_REGISTER_MODEL(PNN) {
   using config::KeyType;
   register_model(
       {"PNN",
-       Task::kContext,
+       "context",
        InputType::kPointwise,
        "PNN: an MLP over the field embeddings and their pairwise inner (and outer) products",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
-        layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"),
-        layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)"),
+       {keys::embedding_size().decl("Width of the field embeddings"),
+        keys::mlp_hidden_size().decl("Sizes of the MLP's hidden layers"),
+        keys::dropout_prob().decl("Dropout before every MLP layer, in [0, 1)"),
         Key("use_inner", KeyType::kBool).help("Add the inner products of the field pairs"),
         Key("use_outer", KeyType::kBool)
             .help("Add the outer-product (kernel) terms of the field pairs"),
-        Key("reg_weight", KeyType::kFloat)
-            .min(0)
-            .help("Weight of the model's norm regulariser (added once per batch)")},
+        keys::reg_weight().decl("Weight of the model's norm regulariser (added once per batch)")},
        [](const ModelContext& ctx) { return std::make_shared<PNN>(ctx); }});
 }
 

@@ -13,7 +13,9 @@ class WideDeep : public ContextModel {
   explicit WideDeep(const ModelContext& ctx);
   torch::Tensor logits(const data::Batch& batch) override;
   // The closed form of the logit on the CPU, as DeepFM's without the FM term.
-  ClosedForm closed_form() const override { return ClosedForm::kWideDeep; }
+  ClosedForm closed_form() const override {
+    return {/*first_order=*/true, /*fm=*/false, /*deep=*/true};
+  }
   layers::DirectMLP* deep_part() const override { return direct_.get(); }
 
  private:

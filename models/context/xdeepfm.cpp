@@ -1,6 +1,7 @@
 #include "models/context/xdeepfm.h"
 
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
@@ -10,7 +11,7 @@ namespace recbole::models {
 XDeepFM::XDeepFM(const ModelContext& ctx)
     : ContextModel("xDeepFM", ctx),
       direct_(ctx.config.get_bool("direct")),
-      reg_weight_(ctx.config.get_double("reg_weight")) {
+      reg_weight_(keys::reg_weight().get(ctx.config)) {
   sizes_ = ctx.config.get_int_list("cin_layer_size");
   if (!direct_) {
     bool changed = false;
@@ -49,7 +50,7 @@ XDeepFM::XDeepFM(const ModelContext& ctx)
   std::vector<int64_t> sizes = mlp_sizes(ctx, num_fields_ * embedding_size_);
   sizes.push_back(1);
   mlp_ = register_module("mlp",
-                         layers::ContextMLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));
+                         layers::ContextMLP(sizes, keys::dropout_prob().get(ctx.config), "relu"));
   finish();
 }
 
@@ -95,16 +96,14 @@ RECBOLE_REGISTER_MODEL(xDeepFM) {
   using config::KeyType;
   register_model(
       {"xDeepFM",
-       Task::kContext,
+       "context",
        InputType::kPointwise,
        "xDeepFM: a compressed interaction network and an MLP over the field embeddings, plus "
        "first-order weights",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Width of the field embeddings"),
-        layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"),
-        Key("reg_weight", KeyType::kFloat)
-            .min(0)
-            .help("Weight of the model's norm regulariser (added once per batch)"),
-        layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)"),
+       {keys::embedding_size().decl("Width of the field embeddings"),
+        keys::mlp_hidden_size().decl("Sizes of the MLP's hidden layers"),
+        keys::reg_weight().decl("Weight of the model's norm regulariser (added once per batch)"),
+        keys::dropout_prob().decl("Dropout before every MLP layer, in [0, 1)"),
         Key("direct", KeyType::kBool)
             .help("Every CIN layer feeds both the next layer and the output (no split)"),
         layers::sizes_key("cin_layer_size").help("Widths of the CIN layers")},

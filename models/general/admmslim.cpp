@@ -4,10 +4,10 @@
 #include <cmath>
 #include <type_traits>
 
+#include "kernels/simd.h"
 #include "models/general/fitted_support.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
-#include "recbole/utils/simd.h"
 #include "recbole/utils/thread_pool.h"
 
 namespace recbole::models {
@@ -169,7 +169,7 @@ bool ADMMSLIM::score_item_weights(ItemWeights* weights) const {
 RECBOLE_REGISTER_MODEL(ADMMSLIM) {
   register_model(
       {"ADMMSLIM",
-       Task::kGeneral,
+       "general",
        InputType::kFitOnce,
        "SLIM solved by ADMM (L1 + L2, optional positivity and centring)",
        {config::Key("lambda1", config::KeyType::kFloat).min(0).help("L1 regularisation weight"),

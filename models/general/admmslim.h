@@ -16,11 +16,12 @@
 //
 // Time: one n³ GEMM per iteration (P·(ρC − Γ)), about 9.5 GFLOP at ml-100k's 1683 items, so
 // k = 100 iterations are ~1 TFLOP, bound by the CPU's GEMM rate; the element pass is a few ms.
+#include "models/capabilities.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class ADMMSLIM : public Model {
+class ADMMSLIM : public Model, public ItemWeightScores {
  public:
   explicit ADMMSLIM(const ModelContext& ctx);
 

@@ -4,14 +4,14 @@
 
 #include "models/general/bpr_fused.h"
 #include "models/layers/init.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
-#include "recbole/pipeline/training_source.h"
 #include "recbole/utils/logging.h"
 
 namespace recbole::models {
 
 BPR::BPR(const ModelContext& ctx) : Model("BPR", ctx) {
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   user_embedding_ = register_table("user_embedding", ctx.n_users, d, layers::Init::kXavierNormal);
   item_embedding_ = register_table("item_embedding", ctx.n_items, d, layers::Init::kXavierNormal);
 }
@@ -68,7 +68,7 @@ class FusedEpoch : public FastEpoch {
 }  // namespace
 
 std::unique_ptr<FastEpoch> BPR::fast_epoch(const TrainingEnv& env) {
-  data::TrainBatcher* batcher = env.source.sampled_pair_batcher();
+  data::TrainBatcher* batcher = env.pair_batcher;
   if (!batcher || !fused_bpr_applicable(env.config, *this, env.device, env.world_size))
     return nullptr;
   using Update = FusedBprTrainer::Update;
@@ -88,12 +88,10 @@ std::unique_ptr<FastEpoch> BPR::fast_epoch(const TrainingEnv& env) {
 
 RECBOLE_REGISTER_MODEL(BPR) {
   register_model({"BPR",
-                  Task::kGeneral,
+                  "general",
                   InputType::kPairwise,
                   "Bayesian personalised ranking over user/item embeddings",
-                  {config::Key("embedding_size", config::KeyType::kInt)
-                       .min(1)
-                       .help("Dimension of user and item embeddings")},
+                  {keys::embedding_size().decl("Dimension of user and item embeddings")},
                   [](const ModelContext& ctx) { return std::make_shared<BPR>(ctx); }});
 }
 

@@ -3,11 +3,12 @@
 // (default 64), xavier-normal initialisation, loss −mean(log(1e−10 + σ(⟨u,i⁺⟩ − ⟨u,i⁻⟩))), no
 // regularisation term (only the optimizer's weight_decay). Scores are dot products.
 // Pairwise input. On the CPU in one process it trains through its fused epoch (bpr_fused.h).
+#include "models/capabilities.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class BPR : public Model {
+class BPR : public Model, public FactorScores, public OwnEpoch {
  public:
   explicit BPR(const ModelContext& ctx);
 

@@ -9,12 +9,13 @@
 
 #include <torch/torch.h>
 
+#include "kernels/row_adam.h"
+#include "kernels/simd.h"
 #include "recbole/config/config.h"
 #include "recbole/config/learners.h"
-#include "recbole/utils/adam_kernel.h"
+#include "recbole/runtime/fast_path.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/huge_pages.h"
-#include "recbole/utils/simd.h"
 #include "recbole/utils/text.h"
 #include "recbole/utils/thread_pool.h"
 
@@ -22,7 +23,7 @@ namespace recbole::models {
 
 bool fused_bpr_applicable(const config::Config& config, const BPR& model,
                           const DeviceManager& device, int world_size) {
-  return config.get_bool("fast_bpr") &&
+  return fast_paths_enabled() && config.get_bool("fast_bpr") &&
          model.user_embedding().size(1) <= FusedBprTrainer::kMaxDim && !device.is_cuda() &&
          FusedBprTrainer::update_for(config.get_string("learner")).has_value() &&
          config.is_null("clip_grad_norm") && world_size == 1 && !config.get_bool("enable_amp");

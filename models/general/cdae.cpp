@@ -5,6 +5,7 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/mlp.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -17,7 +18,7 @@ CDAE::CDAE(const ModelContext& ctx)
       corruption_ratio_(ctx.config.get_double("corruption_ratio")),
       reg_weight_1_(ctx.config.get_double("reg_weight_1")),
       reg_weight_2_(ctx.config.get_double("reg_weight_2")) {
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   user_embedding_ = register_table("user_embedding", ctx.n_users, d, layers::Init::kXavierNormal);
   h_item_ = register_module("h_item", torch::nn::Linear(ctx.n_items, d));
   out_layer_ = register_module("out_layer", torch::nn::Linear(d, ctx.n_items));
@@ -60,7 +61,7 @@ RECBOLE_REGISTER_MODEL(CDAE) {
   using config::KeyType;
   register_model(
       {"CDAE",
-       Task::kGeneral,
+       "general",
        InputType::kUserRows,
        "Collaborative denoising autoencoder: corrupted user rows plus a user embedding",
        {Key("loss_type", KeyType::kString).choices({"BCE", "MSE"}).help("Reconstruction loss"),
@@ -71,7 +72,7 @@ RECBOLE_REGISTER_MODEL(CDAE) {
             .choices({"sigmoid", "relu"})
             .help("Activation applied to the output logits for scores (and the MSE loss)"),
         layers::probability_key("corruption_ratio").help("Dropout on the input rows"),
-        Key("embedding_size", KeyType::kInt).min(1).help("Hidden layer and user embedding size"),
+        keys::embedding_size().decl("Hidden layer and user embedding size"),
         Key("reg_weight_1", KeyType::kFloat).min(0).help("L1 weight on the user table and W"),
         Key("reg_weight_2", KeyType::kFloat)
             .min(0)

@@ -8,6 +8,7 @@
 #include "models/layers/key_checks.h"
 #include "models/layers/patch_conv.h"
 #include "models/layers/pretrained.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/thread_pool.h"
@@ -27,7 +28,7 @@ std::string list_text(const std::vector<int64_t>& v) {
 }  // namespace
 
 ConvNCF::ConvNCF(const ModelContext& ctx)
-    : Model("ConvNCF", ctx), dim_(ctx.config.get_int("embedding_size")) {
+    : Model("ConvNCF", ctx), dim_(keys::embedding_size().get(ctx.config)) {
   const config::Config& c = ctx.config;
   const std::vector<double> reg =
       layers::weight_list(c, "ConvNCF", "reg_weights", {"embeddings", "network"});
@@ -71,7 +72,7 @@ ConvNCF::ConvNCF(const ModelContext& ctx)
                               .stride(strides[k]))));
   predict_layers_ = register_module(
       "predict_layers",
-      layers::MLP(std::vector<int64_t>{channels.back(), 1}, c.get_double("dropout_prob"), "none"));
+      layers::MLP(std::vector<int64_t>{channels.back(), 1}, keys::dropout_prob().get(c), "none"));
   if (c.get_string("train_method") == "after_pretrain") {
     if (c.get_string("pre_model_path").empty())
       throw ConfigError(c.source("pre_model_path") +
@@ -152,15 +153,15 @@ RECBOLE_REGISTER_MODEL(ConvNCF) {
   using config::KeyType;
   register_model(
       {"ConvNCF",
-       Task::kGeneral,
+       "general",
        InputType::kPairwise,
        "Convolutional NCF: a CNN over the outer product of user and item embeddings",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user and item embeddings"),
+       {keys::embedding_size().decl("Dimension of user and item embeddings"),
         layers::sizes_key("cnn_channels")
             .help("Channels of the CNN: 1 (the interaction map), then one per layer"),
         layers::sizes_key("cnn_kernels").help("Square kernel size of each convolution"),
         layers::sizes_key("cnn_strides").help("Stride of each convolution"),
-        layers::probability_key("dropout_prob").help("Dropout before the output Linear, in [0, 1)"),
+        keys::dropout_prob().decl("Dropout before the output Linear, in [0, 1)"),
         Key("reg_weights", KeyType::kFloatList)
             .min(0)
             .help("Weights of ‖U‖ + ‖I‖ and of the network's weight norms (two)"),

@@ -9,6 +9,7 @@
 #include "models/layers/autoencoder.h"
 #include "models/layers/dropout.h"
 #include "models/layers/init.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/data/split.h"
 #include "recbole/utils/error.h"
@@ -58,7 +59,7 @@ DiffRec::DiffRec(const ModelContext& ctx) : DiffRec(ctx, "DiffRec", ctx.n_items)
 DiffRec::DiffRec(const ModelContext& ctx, const std::string& name, int64_t width)
     : Model(name, ctx),
       steps_(ctx.config.get_int("steps")),
-      time_width_(ctx.config.get_int("embedding_size")),
+      time_width_(keys::embedding_size().get(ctx.config)),
       sampling_steps_(ctx.config.get_int("sampling_steps")),
       history_per_step_(ctx.config.get_int("history_num_per_term")),
       predicts_x0_(ctx.config.get_string("mean_type") == "x0"),
@@ -105,17 +106,18 @@ DiffRec::DiffRec(const ModelContext& ctx, const std::string& name, int64_t width
 void DiffRec::build_time_weights(const ModelContext& ctx) {
   const double w_min = ctx.config.get_double("w_min"), w_max = ctx.config.get_double("w_max");
   std::vector<std::vector<int64_t>> by_user(static_cast<size_t>(ctx.n_users));  // time order
-  if (ctx.train_split && ctx.inter_times) {
-    const data::Split& train = *ctx.train_split;
+  const data::TrainInteractions* inters = ctx.parts.find<data::TrainInteractions>();
+  if (inters && inters->times) {
+    const data::Split& train = inters->split;
+    const std::vector<double>& times = *inters->times;
     // RecBole sorts the training interactions by time, stably, as float32.
     std::vector<int64_t> order(static_cast<size_t>(train.size()));
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-      return static_cast<float>((*ctx.inter_times)[train.rows[a]]) <
-             static_cast<float>((*ctx.inter_times)[train.rows[b]]);
+      return static_cast<float>(times[train.rows[a]]) < static_cast<float>(times[train.rows[b]]);
     });
     for (int64_t k : order) by_user[train.users[k]].push_back(train.items[k]);
-  } else if (ctx.train_split) {  // a run on a dataset without times (no split: a checkpoint's)
+  } else if (inters) {  // a run on a dataset without times (no split: a checkpoint's)
     throw ConfigError(ctx.config.source("time-aware") + ": " + name() +
                       ": time-aware: true needs the training interactions' times: a general-task "
                       "run on a dataset whose time field (" +
@@ -302,7 +304,7 @@ std::vector<config::KeyDecl> DiffRec::diffusion_keys() {
           .help("Losses recorded per step before timesteps are importance-sampled"),
       Key("beta_fixed", KeyType::kBool).help("Fix the first step's beta at 1e-5"),
       Key("dims_dnn", KeyType::kIntList).min(1).help("Hidden sizes of the denoiser"),
-      Key("embedding_size", KeyType::kInt).min(1).help("Width of the timestep embedding"),
+      keys::embedding_size().decl("Width of the timestep embedding"),
       Key("mlp_act_func", KeyType::kString)
           .choices(layers::activation_names())
           .help("Activation between the denoiser's layers"),
@@ -314,7 +316,7 @@ std::vector<config::KeyDecl> DiffRec::diffusion_keys() {
 }
 
 RECBOLE_REGISTER_MODEL(DiffRec) {
-  register_model({"DiffRec", Task::kGeneral, InputType::kUserRows,
+  register_model({"DiffRec", "general", InputType::kUserRows,
                   "Diffusion model over user rows: a denoiser recovers the noised rows; scores by "
                   "the reverse chain",
                   DiffRec::diffusion_keys(),

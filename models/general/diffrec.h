@@ -29,13 +29,14 @@
 #include <utility>
 #include <vector>
 
+#include "models/capabilities.h"
 #include "models/layers/diffusion.h"
 #include "models/layers/mlp.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class DiffRec : public Model {
+class DiffRec : public Model, public HistoryScores {
  public:
   explicit DiffRec(const ModelContext& ctx);
   // The keys of the diffusion, the denoiser and the time-aware rows (LDiffRec's too).

@@ -8,6 +8,7 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/row_sums.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -96,7 +97,7 @@ RECBOLE_REGISTER_MODEL(DMF) {
   using config::KeyType;
   register_model(
       {"DMF",
-       Task::kGeneral,
+       "general",
        InputType::kPointwise,
        "Deep matrix factorisation: MLP towers over a user's row and an item's column",
        {Key("inter_matrix_type", KeyType::kString)
@@ -106,7 +107,7 @@ RECBOLE_REGISTER_MODEL(DMF) {
         Key("item_embedding_size", KeyType::kInt).min(1).help("Output of the item's first layer"),
         layers::sizes_key("user_hidden_size_list").help("Sizes of the user tower's layers"),
         layers::sizes_key("item_hidden_size_list").help("Sizes of the item tower's layers"),
-        Key("embedding_size", KeyType::kInt).min(1).help("Unused (RecBole declares it)")},
+        keys::embedding_size().decl("Unused (RecBole declares it)")},
        [](const ModelContext& ctx) { return std::make_shared<DMF>(ctx); }});
 }
 

@@ -1,13 +1,14 @@
 #include "models/general/ease.h"
 
 #include "models/general/fitted_support.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
 namespace recbole::models {
 
 EASE::EASE(const ModelContext& ctx) : Model("EASE", ctx) {
-  reg_weight_ = ctx.config.get_double("reg_weight");
+  reg_weight_ = keys::reg_weight().get(ctx.config);
   // An empty placeholder: the n² matrix is allocated by fit() (or by loading a checkpoint), after
   // the memory check.
   b_ = register_buffer("item_similarity",
@@ -59,14 +60,13 @@ torch::Tensor EASE::full_sort_predict(const data::Batch& batch) {
 }
 
 RECBOLE_REGISTER_MODEL(EASE) {
-  register_model({"EASE",
-                  Task::kGeneral,
-                  InputType::kFitOnce,
-                  "Embarrassingly shallow autoencoder: closed-form item-item regression",
-                  {config::Key("reg_weight", config::KeyType::kFloat)
-                       .min(0)
-                       .help("L2 weight added to the diagonal of the item Gram matrix")},
-                  [](const ModelContext& ctx) { return std::make_shared<EASE>(ctx); }});
+  register_model(
+      {"EASE",
+       "general",
+       InputType::kFitOnce,
+       "Embarrassingly shallow autoencoder: closed-form item-item regression",
+       {keys::reg_weight().decl("L2 weight added to the diagonal of the item Gram matrix")},
+       [](const ModelContext& ctx) { return std::make_shared<EASE>(ctx); }});
 }
 
 }  // namespace recbole::models

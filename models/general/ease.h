@@ -7,11 +7,12 @@
 // 13.4 GiB for 60 000 items). The fit runs on the CPU in float64 and holds at most two n² float64
 // matrices at a time (G and its Cholesky factor, then the factor and P = G⁻¹): fit_bytes() =
 // 16·n² bytes, checked against the available memory (require_memory) before any allocation.
+#include "models/capabilities.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class EASE : public Model {
+class EASE : public Model, public ItemWeightScores {
  public:
   explicit EASE(const ModelContext& ctx);
 

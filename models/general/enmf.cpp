@@ -5,6 +5,7 @@
 #include "models/layers/history.h"
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -20,10 +21,10 @@ torch::Tensor lookup_without_pad_grad(const torch::Tensor& table, const torch::T
 
 ENMF::ENMF(const ModelContext& ctx)
     : Model("ENMF", ctx),
-      dropout_prob_(ctx.config.get_double("dropout_prob")),
-      reg_weight_(ctx.config.get_double("reg_weight")),
+      dropout_prob_(keys::dropout_prob().get(ctx.config)),
+      reg_weight_(keys::reg_weight().get(ctx.config)),
       negative_weight_(ctx.config.get_double("negative_weight")) {
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   // Row 0 included: RecBole's initialiser overwrites the zeros of padding_idx.
   user_embedding_ = register_table("user_embedding", ctx.n_users, d, layers::Init::kXavierNormal);
   item_embedding_ = register_table("item_embedding", ctx.n_items, d, layers::Init::kXavierNormal);
@@ -76,14 +77,13 @@ RECBOLE_REGISTER_MODEL(ENMF) {
   using config::KeyType;
   register_model(
       {"ENMF",
-       Task::kGeneral,
+       "general",
        InputType::kUserRows,
        "Efficient neural matrix factorisation: non-sampling whole-data squared loss",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user and item embeddings"),
-        layers::probability_key("dropout_prob")
-            .help("Dropout on the user embeddings of the positive "
-                  "term"),
-        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the full-table norms"),
+       {keys::embedding_size().decl("Dimension of user and item embeddings"),
+        keys::dropout_prob().decl("Dropout on the user embeddings of the positive "
+                                  "term"),
+        keys::reg_weight().decl("Weight of the full-table norms"),
         Key("pad_slots_as_positives", KeyType::kBool)
             .help("RecBole's quirk: the padded slots of the history count as positives of the "
                   "pad item (false: they are masked)"),

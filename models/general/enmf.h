@@ -20,11 +20,12 @@
 // rows, plus the pad-slot count per user (equivalent to RecBole's [B, L, d] gather, whose L is
 // the longest history); the whole-data part is three d × d Gram matrices, O((n_items + B) d²).
 // Scoring is a dot product, offered to the evaluator as factors (P ⊙ h, Q).
+#include "models/capabilities.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class ENMF : public Model {
+class ENMF : public Model, public FactorScores {
  public:
   explicit ENMF(const ModelContext& ctx);
 

@@ -8,6 +8,7 @@
 #include "models/layers/history.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/row_sums.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -20,7 +21,7 @@ FISM::FISM(const ModelContext& ctx) : Model("FISM", ctx) {
   reg_q_ = reg[1];
   scale_ = ctx.device.place(
       layers::history_length_scale(ctx.train, ctx.n_users, ctx.config.get_double("alpha")));
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   item_src_embedding_ = register_parameter(
       "item_src_embedding", ctx.device.place(torch::empty({ctx.n_items, d}).normal_(0.0, 0.01)));
   item_dst_embedding_ = register_parameter(
@@ -58,10 +59,10 @@ RECBOLE_REGISTER_MODEL(FISM) {
   using config::KeyType;
   register_model(
       {"FISM",
-       Task::kGeneral,
+       "general",
        InputType::kPointwise,
        "Factored item similarity: a user is the sum of its items' source embeddings",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of the item embeddings"),
+       {keys::embedding_size().decl("Dimension of the item embeddings"),
         Key("split_to", KeyType::kInt)
             .min(0)
             .help("RecBole's item chunks for its per-user full "

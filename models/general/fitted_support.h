@@ -16,7 +16,7 @@
 
 #include "recbole/data/dense_rows.h"
 #include "recbole/data/interaction_matrix.h"
-#include "recbole/utils/device_manager.h"
+#include "recbole/runtime/device_manager.h"
 
 namespace recbole::models {
 

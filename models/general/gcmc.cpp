@@ -6,6 +6,7 @@
 
 #include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -24,10 +25,10 @@ GCMC::GCMC(const ModelContext& ctx)
     : CachedFactorModel("GCMC", ctx),
       adjacency_(layers::symmetric_normalized(layers::bipartite_adjacency(ctx.train)),
                  /*symmetric=*/true, ctx.device),
-      dropout_prob_(ctx.config.get_double("dropout_prob")) {
+      dropout_prob_(keys::dropout_prob().get(ctx.config)) {
   const int64_t n = ctx.n_users + ctx.n_items;
   const int64_t hidden = ctx.config.get_int("gcn_output_dim");
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   const int64_t bases = ctx.config.get_int("num_basis_functions");
   const int64_t classes = ctx.config.get_int("class_num");
   // Drawn on the CPU in this order, so a seed gives the same weights on every device.
@@ -92,16 +93,16 @@ RECBOLE_REGISTER_MODEL(GCMC) {
   using config::KeyType;
   register_model(
       {"GCMC",
-       Task::kGeneral,
+       "general",
        InputType::kPairwise,
        "Graph convolutional matrix completion: one-hot graph encoder, bilinear decoder",
        {Key("accum", KeyType::kString)
             .choices({"stack", "sum"})
             .help("How supports combine (identical with the single support of implicit data)"),
         Key("gcn_output_dim", KeyType::kInt).min(1).help("Width of the graph convolution output"),
-        Key("embedding_size", KeyType::kInt).min(1).help("Width of the dense layer output"),
-        layers::probability_key("dropout_prob")
-            .help("Node dropout on the one-hot inputs and dropout after the convolution"),
+        keys::embedding_size().decl("Width of the dense layer output"),
+        keys::dropout_prob().decl(
+            "Node dropout on the one-hot inputs and dropout after the convolution"),
         Key("sparse_feature", KeyType::kBool)
             .help("One-hot features as sparse tensors in RecBole; here always row lookups"),
         Key("class_num", KeyType::kInt)

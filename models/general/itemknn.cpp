@@ -97,7 +97,7 @@ torch::Tensor ItemKNN::dense_weights() const {
 
 RECBOLE_REGISTER_MODEL(ItemKNN) {
   register_model({"ItemKNN",
-                  Task::kGeneral,
+                  "general",
                   InputType::kFitOnce,
                   "Item (or user) k-nearest neighbours with shrunk cosine similarity",
                   {config::Key("k", config::KeyType::kInt)

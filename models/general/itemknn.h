@@ -9,11 +9,12 @@
 // Memory: W holds at most k entries per item (per user in user mode), kept as three CSR buffers
 // (indptr int64, indices int64, values float32: 12 bytes per entry); the fit needs O(n) scratch
 // per target beyond X and Xᵀ.
+#include "models/capabilities.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class ItemKNN : public Model {
+class ItemKNN : public Model, public ItemWeightScores {
  public:
   explicit ItemKNN(const ModelContext& ctx);
 

@@ -126,7 +126,7 @@ RECBOLE_REGISTER_MODEL(LDiffRec) {
           .min(0)
           .help("Batches over which the KL weight rises to its cap (0: the cap)")};
   for (config::KeyDecl& k : DiffRec::diffusion_keys()) keys.push_back(std::move(k));
-  register_model({"LDiffRec", Task::kGeneral, InputType::kUserRows,
+  register_model({"LDiffRec", "general", InputType::kUserRows,
                   "Latent DiffRec: the diffusion runs on a VAE's code of the user row; scores "
                   "decode the reverse chain",
                   std::move(keys),

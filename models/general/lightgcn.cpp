@@ -5,10 +5,12 @@
 
 #include <torch/torch.h>
 
+#include "kernels/simd.h"
 #include "models/layers/init.h"
 #include "models/layers/losses.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
-#include "recbole/utils/simd.h"
+#include "recbole/runtime/fast_path.h"
 #include "recbole/utils/thread_pool.h"
 
 namespace recbole::models {
@@ -18,9 +20,9 @@ LightGCN::LightGCN(const ModelContext& ctx)
       adjacency_(layers::symmetric_normalized(layers::bipartite_adjacency(ctx.train)),
                  /*symmetric=*/true, ctx.device),
       n_layers_(ctx.config.get_int("n_layers")),
-      reg_weight_(ctx.config.get_double("reg_weight")),
+      reg_weight_(keys::reg_weight().get(ctx.config)),
       require_pow_(ctx.config.get_bool("require_pow")) {
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   user_embedding_ = register_table("user_embedding", ctx.n_users, d, layers::Init::kXavierUniform);
   item_embedding_ = register_table("item_embedding", ctx.n_items, d, layers::Init::kXavierUniform);
 }
@@ -56,8 +58,9 @@ torch::Tensor LightGCN::train_step(const data::Batch& batch, TrainStep& step) {
 }
 
 bool LightGCN::direct_step_applies() const {
-  return !adjacency_.device_tensor().defined() && user_embedding_.is_cpu() &&
-         item_embedding_.is_cpu() && user_embedding_.scalar_type() == torch::kFloat32 &&
+  return fast_paths_enabled() && !adjacency_.device_tensor().defined() &&
+         user_embedding_.is_cpu() && item_embedding_.is_cpu() &&
+         user_embedding_.scalar_type() == torch::kFloat32 &&
          item_embedding_.scalar_type() == torch::kFloat32;
 }
 
@@ -280,12 +283,12 @@ RECBOLE_REGISTER_MODEL(LightGCN) {
   using config::KeyType;
   register_model(
       {"LightGCN",
-       Task::kGeneral,
+       "general",
        InputType::kPairwise,
        "Light graph convolution: embeddings averaged over propagation layers",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user and item embeddings"),
+       {keys::embedding_size().decl("Dimension of user and item embeddings"),
         Key("n_layers", KeyType::kInt).min(1).help("Propagation layers over the user-item graph"),
-        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the layer-0 embedding norm")},
+        keys::reg_weight().decl("Weight of the layer-0 embedding norm")},
        [](const ModelContext& ctx) { return std::make_shared<LightGCN>(ctx); }});
 }
 

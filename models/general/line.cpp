@@ -7,6 +7,7 @@
 
 #include "models/layers/init.h"
 #include "models/layers/training_state.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/splitmix.h"
 
@@ -32,7 +33,7 @@ LINE::LINE(const ModelContext& ctx)
       order_(ctx.config.get_int("order")),
       second_order_weight_(ctx.config.get_double("second_order_loss_weight")),
       seed_(static_cast<uint64_t>(ctx.config.get_int("seed"))) {
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   const auto table = [&](const char* name, int64_t rows) {
     return register_table(name, rows, d, layers::Init::kXavierNormal);
   };
@@ -123,10 +124,10 @@ RECBOLE_REGISTER_MODEL(LINE) {
   using config::KeyType;
   register_model(
       {"LINE",
-       Task::kGeneral,
+       "general",
        InputType::kPairwise,
        "Large-scale information network embedding: first- and second-order proximity losses",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of vertex and context tables"),
+       {keys::embedding_size().decl("Dimension of vertex and context tables"),
         Key("order", KeyType::kInt)
             .min(1)
             .max(2)

@@ -19,12 +19,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/capabilities.h"
 #include "models/general/fitted_support.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class LINE : public Model {
+class LINE : public Model, public FactorScores {
  public:
   explicit LINE(const ModelContext& ctx);
 

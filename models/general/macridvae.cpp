@@ -4,6 +4,7 @@
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
 #include "models/layers/training_state.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -19,9 +20,9 @@ torch::Tensor unit_rows(const torch::Tensor& x) {
 
 MacridVAE::MacridVAE(const ModelContext& ctx)
     : Model("MacridVAE", ctx),
-      d_(ctx.config.get_int("embedding_size")),
+      d_(keys::embedding_size().get(ctx.config)),
       kfac_(ctx.config.get_int("kfac")),
-      dropout_prob_(ctx.config.get_double("dropout_prob")),
+      dropout_prob_(keys::dropout_prob().get(ctx.config)),
       tau_(ctx.config.get_double("tau")),
       std_(ctx.config.get_double("std")),
       nogb_(ctx.config.get_bool("nogb")),
@@ -98,11 +99,11 @@ RECBOLE_REGISTER_MODEL(MacridVAE) {
   using config::KeyType;
   register_model(
       {"MacridVAE",
-       Task::kGeneral,
+       "general",
        InputType::kUserRows,
        "Disentangled VAE of user rows over kfac item concepts",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Latent and item embedding size"),
-        layers::probability_key("dropout_prob").help("Dropout on the normalised input rows"),
+       {keys::embedding_size().decl("Latent and item embedding size"),
+        keys::dropout_prob().decl("Dropout on the normalised input rows"),
         Key("kfac", KeyType::kInt).min(1).help("Number of concepts (prototypes)"),
         Key("nogb", KeyType::kBool)
             .help("Softmax concept assignment in training instead of a "

@@ -17,13 +17,14 @@
 // per batch, forward and back; evaluation the same without the backward.
 #include <vector>
 
+#include "models/capabilities.h"
 #include "models/layers/autoencoder.h"
 #include "models/layers/mlp.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class MacridVAE : public Model {
+class MacridVAE : public Model, public HistoryScores {
  public:
   explicit MacridVAE(const ModelContext& ctx);
 

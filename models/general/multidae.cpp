@@ -6,12 +6,13 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
 
 MultiDAE::MultiDAE(const ModelContext& ctx)
-    : Model("MultiDAE", ctx), dropout_prob_(ctx.config.get_double("dropout_prob")) {
+    : Model("MultiDAE", ctx), dropout_prob_(keys::dropout_prob().get(ctx.config)) {
   const std::vector<int64_t> hidden = ctx.config.get_int_list("mlp_hidden_size");
   const int64_t latent = ctx.config.get_int("latent_dimension");
   std::vector<int64_t> enc{ctx.n_items};
@@ -45,18 +46,17 @@ torch::Tensor MultiDAE::full_sort_predict(const data::Batch& batch) {
 RECBOLE_REGISTER_MODEL(MultiDAE) {
   using config::Key;
   using config::KeyType;
-  register_model(
-      {"MultiDAE",
-       Task::kGeneral,
-       InputType::kUserRows,
-       "Denoising autoencoder of user rows with a multinomial likelihood",
-       {Key("mlp_hidden_size", KeyType::kIntList)
-            .min(1)
-            .help("Hidden layer sizes of the encoder "
-                  "(reversed for the decoder)"),
-        Key("latent_dimension", KeyType::kInt).min(1).help("Size of the code"),
-        layers::probability_key("dropout_prob").help("Dropout on the normalised input rows")},
-       [](const ModelContext& ctx) { return std::make_shared<MultiDAE>(ctx); }});
+  register_model({"MultiDAE",
+                  "general",
+                  InputType::kUserRows,
+                  "Denoising autoencoder of user rows with a multinomial likelihood",
+                  {Key("mlp_hidden_size", KeyType::kIntList)
+                       .min(1)
+                       .help("Hidden layer sizes of the encoder "
+                             "(reversed for the decoder)"),
+                   Key("latent_dimension", KeyType::kInt).min(1).help("Size of the code"),
+                   keys::dropout_prob().decl("Dropout on the normalised input rows")},
+                  [](const ModelContext& ctx) { return std::make_shared<MultiDAE>(ctx); }});
 }
 
 }  // namespace recbole::models

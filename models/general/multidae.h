@@ -9,12 +9,13 @@
 //
 // Cost: as MultiVAE, two dense products with the [B, n_items] rows per batch; evaluation
 // recomputes them per query batch.
+#include "models/capabilities.h"
 #include "models/layers/mlp.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class MultiDAE : public Model {
+class MultiDAE : public Model, public HistoryScores {
  public:
   explicit MultiDAE(const ModelContext& ctx);
 

@@ -7,6 +7,7 @@
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
 #include "models/layers/training_state.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -14,7 +15,7 @@ namespace recbole::models {
 MultiVAE::MultiVAE(const ModelContext& ctx)
     : Model("MultiVAE", ctx),
       latent_(ctx.config.get_int("latent_dimension") / 2),
-      dropout_prob_(ctx.config.get_double("dropout_prob")),
+      dropout_prob_(keys::dropout_prob().get(ctx.config)),
       anneal_(ctx.config.get_double("anneal_cap"), ctx.config.get_int("total_anneal_steps")) {
   const std::vector<int64_t> hidden = ctx.config.get_int_list("mlp_hidden_size");
   std::vector<int64_t> enc{ctx.n_items};
@@ -66,7 +67,7 @@ RECBOLE_REGISTER_MODEL(MultiVAE) {
   using config::KeyType;
   register_model(
       {"MultiVAE",
-       Task::kGeneral,
+       "general",
        InputType::kUserRows,
        "Variational autoencoder of user rows with a multinomial likelihood",
        {Key("mlp_hidden_size", KeyType::kIntList)
@@ -76,7 +77,7 @@ RECBOLE_REGISTER_MODEL(MultiVAE) {
         Key("latent_dimension", KeyType::kInt)
             .min(2)
             .help("Encoder output size: μ and logvar, latent_dimension / 2 each"),
-        layers::probability_key("dropout_prob").help("Dropout on the normalised input rows"),
+        keys::dropout_prob().decl("Dropout on the normalised input rows"),
         Key("anneal_cap", KeyType::kFloat).min(0).help("Largest weight of the KL term"),
         Key("total_anneal_steps", KeyType::kInt)
             .min(0)

@@ -11,13 +11,14 @@
 //
 // Cost: per batch two dense products with the [B, n_items] rows (encoder input, decoder
 // output) — O(B · n_items · hidden); evaluation recomputes them per query batch (no cache).
+#include "models/capabilities.h"
 #include "models/layers/autoencoder.h"
 #include "models/layers/mlp.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class MultiVAE : public Model {
+class MultiVAE : public Model, public HistoryScores {
  public:
   explicit MultiVAE(const ModelContext& ctx);
 

@@ -10,6 +10,7 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/pretrained.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/data/batch.h"
 #include "recbole/utils/error.h"
@@ -29,7 +30,7 @@ NAIS::NAIS(const ModelContext& ctx)
     : Model("NAIS", ctx),
       concat_(ctx.config.get_string("algorithm") == "concat"),
       beta_(ctx.config.get_double("beta")),
-      dim_(ctx.config.get_int("embedding_size")),
+      dim_(keys::embedding_size().get(ctx.config)),
       weight_size_(ctx.config.get_int("weight_size")) {
   const std::vector<double> reg =
       layers::weight_list(ctx.config, "NAIS", "reg_weights", {"p", "q", "attention MLP"});
@@ -191,13 +192,13 @@ RECBOLE_REGISTER_MODEL(NAIS) {
   using config::KeyType;
   register_model(
       {"NAIS",
-       Task::kGeneral,
+       "general",
        InputType::kPointwise,
        "Neural attentive item similarity: FISM with an attention over the user's history",
        {Key("algorithm", KeyType::kString)
             .choices({"prod", "concat"})
             .help("Attention input: p_j ⊙ q_i (prod) or [p_j ; q_i] (concat)"),
-        Key("embedding_size", KeyType::kInt).min(1).help("Dimension of the item embeddings"),
+        keys::embedding_size().decl("Dimension of the item embeddings"),
         Key("weight_size", KeyType::kInt).min(1).help("Hidden size of the attention MLP"),
         Key("split_to", KeyType::kInt)
             .min(0)

@@ -19,7 +19,7 @@
 // item per block when a single item exceeds it), a few such tensors per worker thread, never
 // [n_items, |R_u|, d] at once. `split_to` is declared for RecBole's configs and has no effect.
 //
-// pretrain_path: a FISM checkpoint of this recbole-cpp (trainer/checkpoint_file.h) whose
+// pretrain_path: a FISM checkpoint of this recbole-cpp (recbole/runtime/checkpoint_file.h) whose
 // item_src_embedding / item_dst_embedding tables replace p and q (same [n_items, d]); the
 // attention keeps its fresh initialisation, as RecBole.
 //

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/general/fitted_support.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -97,7 +98,7 @@ TruncatedSvd randomized_svd(const SparseRows& m, int64_t rank, uint64_t seed, in
 NCEPLRec::NCEPLRec(const ModelContext& ctx)
     : Model("NCEPLRec", ctx),
       beta_(ctx.config.get_double("beta")),
-      reg_weight_(ctx.config.get_double("reg_weight")),
+      reg_weight_(keys::reg_weight().get(ctx.config)),
       rank_(checked_rank(ctx.config, ctx.n_users, ctx.n_items)),
       seed_(static_cast<uint64_t>(ctx.config.get_int("seed"))) {
   user_factors_ =
@@ -177,7 +178,7 @@ RECBOLE_REGISTER_MODEL(NCEPLRec) {
   using config::KeyType;
   register_model(
       {"NCEPLRec",
-       Task::kGeneral,
+       "general",
        InputType::kFitOnce,
        "Noise-contrastive projected linear recommender: randomized SVD, then ridge regression",
        {Key("beta", KeyType::kFloat)
@@ -186,9 +187,7 @@ RECBOLE_REGISTER_MODEL(NCEPLRec) {
         Key("rank", KeyType::kInt)
             .min(1)
             .help("Singular vectors kept (at most min(n_users, n_items), pad included)"),
-        Key("reg_weight", KeyType::kFloat)
-            .min(0)
-            .help("Ridge weight added to the diagonal of QᵀQ")},
+        keys::reg_weight().decl("Ridge weight added to the diagonal of QᵀQ")},
        [](const ModelContext& ctx) { return std::make_shared<NCEPLRec>(ctx); }});
 }
 

@@ -17,6 +17,7 @@
 #include <Eigen/Dense>
 #include <Eigen/Sparse>
 
+#include "models/capabilities.h"
 #include "models/model.h"
 
 namespace recbole::models {
@@ -35,7 +36,7 @@ struct TruncatedSvd {
 TruncatedSvd randomized_svd(const Eigen::SparseMatrix<double, Eigen::RowMajor>& m, int64_t rank,
                             uint64_t seed, int64_t n_oversamples = 10, int64_t n_iter = -1);
 
-class NCEPLRec : public Model {
+class NCEPLRec : public Model, public FactorScores {
  public:
   explicit NCEPLRec(const ModelContext& ctx);
 

@@ -9,6 +9,7 @@
 #include "models/layers/kmeans.h"
 #include "models/layers/losses.h"
 #include "models/layers/training_state.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
@@ -45,13 +46,13 @@ NCL::NCL(const ModelContext& ctx)
       warm_up_step_(ctx.config.get_int("warm_up_step")),
       user_k_(checked_clusters(ctx.config, ctx.n_users, ctx.n_items)),
       item_k_(user_k_),
-      reg_weight_(ctx.config.get_double("reg_weight")),
+      reg_weight_(keys::reg_weight().get(ctx.config)),
       ssl_temp_(ctx.config.get_double("ssl_temp")),
       ssl_reg_(ctx.config.get_double("ssl_reg")),
       alpha_(ctx.config.get_double("alpha")),
       proto_reg_(ctx.config.get_double("proto_reg")),
       seed_(static_cast<uint64_t>(ctx.config.get_int("seed"))) {
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   user_embedding_ = register_table("user_embedding", ctx.n_users, d, layers::Init::kXavierUniform);
   item_embedding_ = register_table("item_embedding", ctx.n_items, d, layers::Init::kXavierUniform);
 }
@@ -162,13 +163,13 @@ RECBOLE_REGISTER_MODEL(NCL) {
   using config::KeyType;
   register_model(
       {"NCL",
-       Task::kGeneral,
+       "general",
        InputType::kPairwise,
        "Neighbourhood-enriched contrastive learning: LightGCN plus structural and prototype "
        "InfoNCE",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user and item embeddings"),
+       {keys::embedding_size().decl("Dimension of user and item embeddings"),
         Key("n_layers", KeyType::kInt).min(1).help("Propagation layers averaged into the output"),
-        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the layer-0 embedding norm"),
+        keys::reg_weight().decl("Weight of the layer-0 embedding norm"),
         Key("ssl_temp", KeyType::kFloat).above(0).help("Temperature of both InfoNCE losses"),
         Key("ssl_reg", KeyType::kFloat).min(0).help("Weight of the structural InfoNCE loss"),
         Key("hyper_layers", KeyType::kInt)

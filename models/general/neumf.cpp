@@ -6,6 +6,7 @@
 
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/thread_pool.h"
@@ -29,7 +30,7 @@ NeuMF::NeuMF(const ModelContext& ctx)
                       ": NeuMF: use_pretrain: true is not supported yet; expected false");
   if (!mf_train_ && !mlp_train_)
     throw ConfigError("NeuMF: mf_train and mlp_train are both false; expected at least one true");
-  const std::vector<int64_t> hidden = ctx.config.get_int_list("mlp_hidden_size");
+  const std::vector<int64_t> hidden = keys::mlp_hidden_size().get(ctx.config);
   user_mf_embedding_ =
       register_table("user_mf_embedding", ctx.n_users, mf_dim_, layers::Init::kNormal001);
   item_mf_embedding_ =
@@ -40,7 +41,7 @@ NeuMF::NeuMF(const ModelContext& ctx)
       register_table("item_mlp_embedding", ctx.n_items, mlp_dim_, layers::Init::kNormal001);
   std::vector<int64_t> sizes{2 * mlp_dim_};
   sizes.insert(sizes.end(), hidden.begin(), hidden.end());
-  mlp_ = register_module("mlp", layers::MLP(sizes, ctx.config.get_double("dropout_prob"), "relu"));
+  mlp_ = register_module("mlp", layers::MLP(sizes, keys::dropout_prob().get(ctx.config), "relu"));
   // As RecBole, the unused branch's modules exist; the output layer reads only the used ones.
   const int64_t in = (mf_train_ ? mf_dim_ : 0) + (mlp_train_ ? hidden.back() : 0);
   predict_layer_ = register_module("predict_layer", torch::nn::Linear(in, 1));
@@ -122,13 +123,13 @@ RECBOLE_REGISTER_MODEL(NeuMF) {
   using config::KeyType;
   register_model(
       {"NeuMF",
-       Task::kGeneral,
+       "general",
        InputType::kPointwise,
        "Neural matrix factorisation: a GMF branch and an MLP branch joined into one logit",
        {Key("mf_embedding_size", KeyType::kInt).min(1).help("Dimension of the GMF embeddings"),
         Key("mlp_embedding_size", KeyType::kInt).min(1).help("Dimension of the MLP embeddings"),
-        layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's hidden layers"),
-        layers::probability_key("dropout_prob").help("Dropout before every MLP layer, in [0, 1)"),
+        keys::mlp_hidden_size().decl("Sizes of the MLP's hidden layers"),
+        keys::dropout_prob().decl("Dropout before every MLP layer, in [0, 1)"),
         Key("mf_train", KeyType::kBool).help("Use the GMF branch"),
         Key("mlp_train", KeyType::kBool).help("Use the MLP branch"),
         Key("use_pretrain", KeyType::kBool).help("Load pretrained branches (not supported yet)"),

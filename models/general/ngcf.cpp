@@ -8,6 +8,7 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/ngcf_layer.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/thread_pool.h"
 
@@ -19,8 +20,8 @@ NGCF::NGCF(const ModelContext& ctx)
                  /*symmetric=*/true, ctx.device),
       node_dropout_(ctx.config.get_double("node_dropout")),
       message_dropout_(ctx.config.get_double("message_dropout")),
-      reg_weight_(ctx.config.get_double("reg_weight")) {
-  const int64_t d = ctx.config.get_int("embedding_size");
+      reg_weight_(keys::reg_weight().get(ctx.config)) {
+  const int64_t d = keys::embedding_size().get(ctx.config);
   user_embedding_ = register_parameter("user_embedding", torch::empty({ctx.n_users, d}));
   item_embedding_ = register_parameter("item_embedding", torch::empty({ctx.n_items, d}));
   int64_t in = d;
@@ -103,10 +104,10 @@ RECBOLE_REGISTER_MODEL(NGCF) {
   using config::KeyType;
   register_model(
       {"NGCF",
-       Task::kGeneral,
+       "general",
        InputType::kPairwise,
        "Neural graph collaborative filtering: sum and product messages, layers concatenated",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user and item embeddings"),
+       {keys::embedding_size().decl("Dimension of user and item embeddings"),
         Key("hidden_size_list", KeyType::kIntList)
             .min(1)
             .help("Output size of each propagation layer"),
@@ -114,7 +115,7 @@ RECBOLE_REGISTER_MODEL(NGCF) {
             .help("Probability in [0, 1) of dropping each graph entry per training forward"),
         layers::probability_key("message_dropout")
             .help("Dropout in [0, 1) on each layer's messages while training"),
-        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the final embedding norm")},
+        keys::reg_weight().decl("Weight of the final embedding norm")},
        [](const ModelContext& ctx) { return std::make_shared<NGCF>(ctx); }});
 }
 

@@ -11,6 +11,7 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/row_sums.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/thread_pool.h"
@@ -69,7 +70,7 @@ NNCF::NNCF(const ModelContext& ctx)
   user_conv_ = register_module("user_conv", torch::nn::Conv1d(e, kernels, k));
   item_conv_ = register_module("item_conv", torch::nn::Conv1d(e, kernels, k));
   std::vector<int64_t> sizes{d_ + 2 * features};
-  for (int64_t h : ctx.config.get_int_list("mlp_hidden_size")) sizes.push_back(h);
+  for (int64_t h : keys::mlp_hidden_size().get(ctx.config)) sizes.push_back(h);
   mlp_ = register_module("mlp", layers::MLP(sizes, ctx.config.get_double("dropout"), "relu"));
   out_layer_ = register_module("out_layer", torch::nn::Linear(sizes.back(), 1));
   to(ctx.device.device());
@@ -175,7 +176,7 @@ RECBOLE_REGISTER_MODEL(NNCF) {
   using config::KeyType;
   register_model(
       {"NNCF",
-       Task::kGeneral,
+       "general",
        InputType::kPointwise,
        "Neighbourhood-based neural CF: GMF plus convolutions over sampled neighbours",
        {Key("ui_embedding_size", KeyType::kInt).min(1).help("Dimension of user/item embeddings"),
@@ -186,7 +187,7 @@ RECBOLE_REGISTER_MODEL(NNCF) {
         Key("num_conv_kernel", KeyType::kInt).min(1).help("Output channels of each convolution"),
         Key("conv_kernel_size", KeyType::kInt).min(1).help("Width of the convolution kernel"),
         Key("pool_kernel_size", KeyType::kInt).min(1).help("Width (and stride) of the max pool"),
-        layers::sizes_key("mlp_hidden_size").help("Sizes of the MLP's layers"),
+        keys::mlp_hidden_size().decl("Sizes of the MLP's layers"),
         Key("neigh_num", KeyType::kInt).min(1).help("Neighbours drawn per user and per item"),
         layers::probability_key("dropout").help("Dropout before every MLP layer, in [0, 1)"),
         Key("neigh_info_method", KeyType::kString)

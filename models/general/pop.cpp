@@ -24,7 +24,7 @@ torch::Tensor Pop::full_sort_predict(const data::Batch& batch) {
 
 RECBOLE_REGISTER_MODEL(Pop) {
   register_model({"Pop",
-                  Task::kGeneral,
+                  "general",
                   InputType::kFitOnce,
                   "Items ranked by training popularity (baseline)",
                   {},

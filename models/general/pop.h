@@ -3,11 +3,12 @@
 // The count of an item is its number of distinct training users (the training matrix collapses
 // repeated (user, item) pairs; ml-100k has none). Unlike RecBole, the count is taken once from
 // the training split in fit(): it depends neither on the batch size nor on sampled negatives.
+#include "models/capabilities.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class Pop : public Model {
+class Pop : public Model, public HistoryScores {
  public:
   explicit Pop(const ModelContext& ctx);
 

@@ -33,7 +33,7 @@ torch::Tensor Random::full_sort_predict(const data::Batch& batch) {
 
 RECBOLE_REGISTER_MODEL(Random) {
   register_model({"Random",
-                  Task::kGeneral,
+                  "general",
                   InputType::kFitOnce,
                   "Independent seeded random ranking per user (baseline)",
                   {},

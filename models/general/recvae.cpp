@@ -7,6 +7,7 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/training_state.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -51,7 +52,7 @@ std::pair<torch::Tensor, torch::Tensor> RecVaeEncoderImpl::forward(const torch::
 
 RecVAE::RecVAE(const ModelContext& ctx)
     : Model("RecVAE", ctx),
-      dropout_prob_(ctx.config.get_double("dropout_prob")),
+      dropout_prob_(keys::dropout_prob().get(ctx.config)),
       beta_(ctx.config.get_double("beta")),
       gamma_(ctx.config.get_double("gamma")),
       mixture_weights_(ctx.config.get_double_list("mixture_weights")),
@@ -145,14 +146,13 @@ RECBOLE_REGISTER_MODEL(RecVAE) {
   using config::KeyType;
   register_model(
       {"RecVAE",
-       Task::kGeneral,
+       "general",
        InputType::kUserRows,
        "VAE of user rows with a composite prior; alternating encoder and decoder passes",
        {Key("hidden_dimension", KeyType::kInt).min(1).help("Width of the encoder's dense layers"),
         Key("latent_dimension", KeyType::kInt).min(1).help("Size of the latent code"),
-        layers::probability_key("dropout_prob")
-            .help("Dropout on the normalised input rows (encoder "
-                  "passes)"),
+        keys::dropout_prob().decl("Dropout on the normalised input rows (encoder "
+                                  "passes)"),
         Key("beta", KeyType::kFloat).min(0).help("Constant KL weight, used when gamma is 0"),
         Key("gamma", KeyType::kFloat)
             .min(0)

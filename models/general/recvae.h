@@ -24,6 +24,7 @@
 // (the current and the old encoder) and the decoder once; evaluation runs encoder + decoder.
 #include <vector>
 
+#include "models/capabilities.h"
 #include "models/model.h"
 
 namespace recbole::models {
@@ -41,7 +42,7 @@ class RecVaeEncoderImpl : public torch::nn::Module {
 };
 TORCH_MODULE(RecVaeEncoder);
 
-class RecVAE : public Model {
+class RecVAE : public Model, public HistoryScores, public MultiPassEpoch {
  public:
   explicit RecVAE(const ModelContext& ctx);
 

@@ -10,6 +10,7 @@
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
 #include "models/layers/training_state.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/splitmix.h"
 
@@ -43,7 +44,7 @@ SGL::SGL(const ModelContext& ctx)
       n_layers_(ctx.config.get_int("n_layers")),
       drop_ratio_(ctx.config.get_double("drop_ratio")),
       ssl_tau_(ctx.config.get_double("ssl_tau")),
-      reg_weight_(ctx.config.get_double("reg_weight")),
+      reg_weight_(keys::reg_weight().get(ctx.config)),
       ssl_weight_(ctx.config.get_double("ssl_weight")),
       seed_(static_cast<uint64_t>(ctx.config.get_int("seed"))) {
   for (int32_t u = 0; u < ctx.train.n_users(); ++u)
@@ -54,7 +55,7 @@ SGL::SGL(const ModelContext& ctx)
   main_.emplace_back(layers::symmetric_normalized(layers::bipartite_adjacency(
                          ctx.n_users, ctx.n_items, pair_users_, pair_items_, /*weighted=*/true)),
                      /*symmetric=*/true, ctx.device);
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   user_embedding_ = register_table("user_embedding", ctx.n_users, d, layers::Init::kXavierUniform);
   item_embedding_ = register_table("item_embedding", ctx.n_items, d, layers::Init::kXavierUniform);
 }
@@ -171,16 +172,16 @@ RECBOLE_REGISTER_MODEL(SGL) {
   using config::KeyType;
   register_model(
       {"SGL",
-       Task::kGeneral,
+       "general",
        InputType::kPairwise,
        "Self-supervised graph learning: LightGCN plus InfoNCE between two perturbed graphs",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user and item embeddings"),
+       {keys::embedding_size().decl("Dimension of user and item embeddings"),
         Key("type", KeyType::kString)
             .choices({"ED", "ND", "RW"})
             .help("Graph perturbation: edge dropout, node dropout or random walk"),
         Key("n_layers", KeyType::kInt).min(1).help("Propagation layers over the user-item graph"),
         Key("ssl_tau", KeyType::kFloat).above(0).help("Temperature of the InfoNCE loss"),
-        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the layer-0 embedding norm"),
+        keys::reg_weight().decl("Weight of the layer-0 embedding norm"),
         Key("ssl_weight", KeyType::kFloat).min(0).help("Weight of the InfoNCE loss"),
         layers::probability_key("drop_ratio")
             .help("Share in [0, 1) of edges (ED, RW) or nodes (ND) dropped in each view")},

@@ -12,6 +12,7 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/row_sums.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -47,14 +48,14 @@ SimpleX::SimpleX(const ModelContext& ctx)
       margin_(ctx.config.get_double("margin")),
       negative_weight_(ctx.config.get_double("negative_weight")),
       gamma_(ctx.config.get_double("gamma")),
-      reg_weight_(ctx.config.get_double("reg_weight")),
-      dropout_(ctx.config.get_double("dropout_prob")),
+      reg_weight_(keys::reg_weight().get(ctx.config)),
+      dropout_(keys::dropout_prob().get(ctx.config)),
       require_pow_(ctx.config.get_bool("require_pow")) {
   const std::string aggregator = ctx.config.get_string("aggregator");
   aggregator_ = aggregator == "mean"             ? Aggregator::kMean
                 : aggregator == "user_attention" ? Aggregator::kUserAttention
                                                  : Aggregator::kSelfAttention;
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   // The history subset is drawn once from the run's seed, so a rebuilt model has the same one.
   history_host_ =
       layers::padded_history(ctx.train, ctx.config.get_int("history_len"), ctx.device.base_seed());
@@ -187,10 +188,10 @@ RECBOLE_REGISTER_MODEL(SimpleX) {
   using config::KeyType;
   register_model(
       {"SimpleX",
-       Task::kGeneral,
+       "general",
        InputType::kPairwise,
        "Cosine contrastive loss over a user vector mixed with its aggregated history",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user and item embeddings"),
+       {keys::embedding_size().decl("Dimension of user and item embeddings"),
         Key("margin", KeyType::kFloat)
             .min(-1)
             .max(1)
@@ -209,8 +210,8 @@ RECBOLE_REGISTER_MODEL(SimpleX) {
             .min(1)
             .help("Most history items kept per user (a "
                   "random subset)"),
-        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the EmbLoss regulariser"),
-        layers::probability_key("dropout_prob").help("Dropout on the user vector, in [0, 1)")},
+        keys::reg_weight().decl("Weight of the EmbLoss regulariser"),
+        keys::dropout_prob().decl("Dropout on the user vector, in [0, 1)")},
        [](const ModelContext& ctx) { return std::make_shared<SimpleX>(ctx); }});
 }
 

@@ -347,7 +347,7 @@ torch::Tensor SLIMElastic::dense_weights() const {
 
 RECBOLE_REGISTER_MODEL(SLIMElastic) {
   register_model({"SLIMElastic",
-                  Task::kGeneral,
+                  "general",
                   InputType::kFitOnce,
                   "SLIM with one elastic-net regression per item (coordinate descent)",
                   {config::Key("alpha", config::KeyType::kFloat)

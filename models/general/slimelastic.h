@@ -24,6 +24,7 @@
 // Memory: W is kept sparse (CSR buffers: 12 bytes per non-zero coefficient, int64 column and
 // float32 value, plus the row pointers); the fit needs G (Gram solver) or Xᵀ (sparse solver),
 // plus O(n_users + n_items) scratch per thread.
+#include "models/capabilities.h"
 #include "models/model.h"
 
 namespace recbole::models {
@@ -37,7 +38,7 @@ struct ElasticNetReport {
 
 enum class SlimSolver { kAuto, kSparse, kGram };
 
-class SLIMElastic : public Model {
+class SLIMElastic : public Model, public ItemWeightScores {
  public:
   // The Gram solver is chosen automatically up to this size of G (1 GiB: n_items <= 11585).
   static constexpr double kGramLimitBytes = 1024.0 * 1024.0 * 1024.0;

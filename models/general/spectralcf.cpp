@@ -6,6 +6,7 @@
 
 #include "models/layers/gathered_bpr_loss.h"
 #include "models/layers/init.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -31,8 +32,8 @@ layers::SparseMatrix random_walk_operator(const data::InteractionMatrix& train) 
 SpectralCF::SpectralCF(const ModelContext& ctx)
     : CachedFactorModel("SpectralCF", ctx),
       operator_(random_walk_operator(ctx.train), /*symmetric=*/false, ctx.device),
-      reg_weight_(ctx.config.get_double("reg_weight")) {
-  const int64_t d = ctx.config.get_int("embedding_size");
+      reg_weight_(keys::reg_weight().get(ctx.config)) {
+  const int64_t d = keys::embedding_size().get(ctx.config);
   user_embedding_ = register_table("user_embedding", ctx.n_users, d, layers::Init::kXavierUniform);
   item_embedding_ = register_table("item_embedding", ctx.n_items, d, layers::Init::kXavierUniform);
   const int64_t n_layers = ctx.config.get_int("n_layers");
@@ -70,12 +71,12 @@ RECBOLE_REGISTER_MODEL(SpectralCF) {
   using config::KeyType;
   register_model(
       {"SpectralCF",
-       Task::kGeneral,
+       "general",
        InputType::kPairwise,
        "Spectral collaborative filtering: sigmoid filters over 2I - D^-1 A, layers concatenated",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user and item embeddings"),
+       {keys::embedding_size().decl("Dimension of user and item embeddings"),
         Key("n_layers", KeyType::kInt).min(1).help("Spectral convolution layers"),
-        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the final embedding norm")},
+        keys::reg_weight().decl("Weight of the final embedding norm")},
        [](const ModelContext& ctx) { return std::make_shared<SpectralCF>(ctx); }});
 }
 

@@ -2,6 +2,7 @@
 
 #include "models/layers/init.h"
 #include "models/layers/knowledge.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -12,8 +13,8 @@ CFKG::CFKG(const ModelContext& ctx)
     : Model("CFKG", ctx),
       transe_(ctx.config.get_string("loss_function") == "transe"),
       margin_(ctx.config.get_double("margin")) {
-  const data::KnowledgeGraph& g = layers::knowledge_graph_of(ctx, name());
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const data::KnowledgeGraph& g = ctx.need<data::KnowledgeGraph>();
+  const int64_t d = keys::embedding_size().get(ctx.config);
   const auto table = [&](const char* name, int64_t rows) {
     return register_table(name, rows, d, layers::Init::kXavierNormal);
   };
@@ -68,16 +69,16 @@ RECBOLE_REGISTER_MODEL(CFKG) {
   using config::KeyType;
   ModelDescriptor d{
       "CFKG",
-      Task::kKnowledge,
+      "knowledge",
       InputType::kPairwise,
       "Collaborative filtering on a knowledge graph: purchases as one more relation",
-      {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of every table"),
+      {keys::embedding_size().decl("Dimension of every table"),
        Key("loss_function", KeyType::kString)
            .choices({"inner_product", "transe"})
            .help("Score ⟨h + r, t⟩ with a softplus loss, or −‖h + r − t‖ with a margin loss"),
        Key("margin", KeyType::kFloat).min(0).help("Margin of the transe loss")},
       [](const ModelContext& ctx) { return std::make_shared<CFKG>(ctx); }};
-  d.kg_batches = true;
+  d.auxiliary_batches = true;
   register_model(std::move(d));
 }
 

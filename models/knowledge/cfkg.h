@@ -12,11 +12,12 @@
 //
 // Shapes: full_sort_predict [B, n_items] (every item's entity row; RecBole scores pairs one by
 // one through predict, with the same values), predict [B]; float32 on the device.
+#include "models/capabilities.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class CFKG : public Model {
+class CFKG : public Model, public FactorScores {
  public:
   explicit CFKG(const ModelContext& ctx);
 

@@ -4,6 +4,7 @@
 #include "models/layers/key_checks.h"
 #include "models/layers/knowledge.h"
 #include "models/layers/losses.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -11,8 +12,8 @@ namespace recbole::models {
 namespace F = torch::nn::functional;
 
 CKE::CKE(const ModelContext& ctx) : Model("CKE", ctx) {
-  const data::KnowledgeGraph& g = layers::knowledge_graph_of(ctx, "CKE");
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const data::KnowledgeGraph& g = ctx.need<data::KnowledgeGraph>();
+  const int64_t d = keys::embedding_size().get(ctx.config);
   kg_size_ = ctx.config.get_int("kg_embedding_size");
   const std::vector<double> reg =
       layers::weight_list(ctx.config, "CKE", "reg_weights", {"recommendation", "knowledge graph"});
@@ -81,16 +82,16 @@ RECBOLE_REGISTER_MODEL(CKE) {
   using config::KeyType;
   ModelDescriptor d{
       "CKE",
-      Task::kKnowledge,
+      "knowledge",
       InputType::kPairwise,
       "Collaborative knowledge embedding: BPR on item + entity vectors, TransR on the KG",
-      {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user, item, entity rows"),
+      {keys::embedding_size().decl("Dimension of user, item, entity rows"),
        Key("kg_embedding_size", KeyType::kInt).min(1).help("Dimension of relation rows (TransR)"),
        Key("reg_weights", KeyType::kFloatList)
            .min(0)
            .help("[recommendation, knowledge graph] weights of the EmbLoss regularisers")},
       [](const ModelContext& ctx) { return std::make_shared<CKE>(ctx); }};
-  d.kg_batches = true;
+  d.auxiliary_batches = true;
   register_model(std::move(d));
 }
 

@@ -11,11 +11,12 @@
 //
 // Shapes: full_sort_predict [B, n_items] = user · (item + entity[:n_items])ᵀ, predict [B];
 // float32 on the device.
+#include "models/capabilities.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class CKE : public Model {
+class CKE : public Model, public FactorScores {
  public:
   explicit CKE(const ModelContext& ctx);
 

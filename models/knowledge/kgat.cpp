@@ -9,6 +9,7 @@
 #include "models/layers/key_checks.h"
 #include "models/layers/knowledge.h"
 #include "models/layers/losses.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -21,10 +22,10 @@ KGAT::KGAT(const ModelContext& ctx)
       kg_size_(ctx.config.get_int("kg_embedding_size")),
       aggregator_(ctx.config.get_string("aggregator_type")),
       dropout_(ctx.config.get_double("mess_dropout")),
-      reg_weight_(ctx.config.get_double("reg_weight")) {
-  const data::KnowledgeGraph& g = layers::knowledge_graph_of(ctx, name());
+      reg_weight_(keys::reg_weight().get(ctx.config)) {
+  const data::KnowledgeGraph& g = ctx.need<data::KnowledgeGraph>();
   n_entities_ = g.n_entities();
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   const auto table = [&](const char* name, int64_t rows, int64_t cols) {
     return register_table(name, rows, cols, layers::Init::kXavierNormal);
   };
@@ -230,14 +231,14 @@ RECBOLE_REGISTER_MODEL(KGAT) {
   using config::KeyType;
   register_model(
       {"KGAT",
-       Task::kKnowledge,
+       "knowledge",
        InputType::kPairwise,
        "Knowledge graph attention network: attentive propagation over the user-item-entity graph",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user and entity rows"),
+       {keys::embedding_size().decl("Dimension of user and entity rows"),
         Key("kg_embedding_size", KeyType::kInt).min(1).help("Dimension of relation rows (TransR)"),
         layers::sizes_key("layers").help("Output sizes of the propagation layers"),
         layers::probability_key("mess_dropout").help("Dropout on each layer's messages"),
-        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the EmbLoss regularisers"),
+        keys::reg_weight().decl("Weight of the EmbLoss regularisers"),
         Key("aggregator_type", KeyType::kString)
             .choices({"bi", "gcn", "graphsage"})
             .help("How a node combines with its neighbours' messages")},

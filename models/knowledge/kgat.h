@@ -23,11 +23,12 @@
 // Shapes: full_sort_predict [B, n_items] from F cached for the evaluation; float32 on the
 // device.
 #include "models/cached_factor_model.h"
+#include "models/capabilities.h"
 #include "models/layers/graph.h"
 
 namespace recbole::models {
 
-class KGAT : public CachedFactorModel {
+class KGAT : public CachedFactorModel, public MultiPassEpoch {
  public:
   explicit KGAT(const ModelContext& ctx);
 
@@ -36,7 +37,7 @@ class KGAT : public CachedFactorModel {
   int64_t passes_per_epoch() const override { return 2; }
   PassBatches pass_batches(int64_t epoch, int64_t pass) const override {
     (void)epoch;
-    return pass == 0 ? PassBatches::kMain : PassBatches::kKnowledgeGraph;
+    return pass == 0 ? PassBatches::kMain : PassBatches::kAuxiliary;
   }
   void on_epoch_end(int64_t epoch) override;
   void load(torch::serialize::InputArchive& archive) override;

@@ -4,23 +4,24 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/simd.h"
 #include "models/layers/backward_parts.h"
 #include "models/layers/init.h"
 #include "models/layers/knowledge.h"
 #include "models/layers/losses.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
-#include "recbole/utils/simd.h"
 
 namespace recbole::models {
 
 KGCN::KGCN(const ModelContext& ctx, const std::string& name)
     : Model(name, ctx),
-      dim_(ctx.config.get_int("embedding_size")),
+      dim_(keys::embedding_size().get(ctx.config)),
       n_iter_(ctx.config.get_int("n_iter")),
       k_(ctx.config.get_int("neighbor_sample_size")),
       aggregator_(ctx.config.get_string("aggregator")),
-      reg_weight_(ctx.config.get_double("reg_weight")) {
-  const data::KnowledgeGraph& g = layers::knowledge_graph_of(ctx, name);
+      reg_weight_(keys::reg_weight().get(ctx.config)) {
+  const data::KnowledgeGraph& g = ctx.need<data::KnowledgeGraph>();
   // On the CPU until to() below, where layers::initialize(*this) draws every table again, so
   // that a seed gives the same weights on every device.
   const auto table = [&](const char* name, int64_t rows) {
@@ -288,20 +289,19 @@ torch::Tensor KGCN::one_hop_scores_cpu(const torch::Tensor& u, const torch::Tens
 std::vector<config::KeyDecl> kgcn_keys() {
   using config::Key;
   using config::KeyType;
-  return {
-      Key("embedding_size", KeyType::kInt).min(1).help("Dimension of user, entity, relation rows"),
-      Key("n_iter", KeyType::kInt).min(1).max(4).help("Aggregation iterations (hops)"),
-      Key("aggregator", KeyType::kString)
-          .choices({"sum", "neighbor", "concat"})
-          .help("How an entity combines with its aggregated neighbours"),
-      Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the EmbLoss regulariser"),
-      Key("neighbor_sample_size", KeyType::kInt)
-          .min(1)
-          .help("Neighbours sampled per entity (once, at construction)")};
+  return {keys::embedding_size().decl("Dimension of user, entity, relation rows"),
+          Key("n_iter", KeyType::kInt).min(1).max(4).help("Aggregation iterations (hops)"),
+          Key("aggregator", KeyType::kString)
+              .choices({"sum", "neighbor", "concat"})
+              .help("How an entity combines with its aggregated neighbours"),
+          keys::reg_weight().decl("Weight of the EmbLoss regulariser"),
+          Key("neighbor_sample_size", KeyType::kInt)
+              .min(1)
+              .help("Neighbours sampled per entity (once, at construction)")};
 }
 
 RECBOLE_REGISTER_MODEL(KGCN) {
-  register_model({"KGCN", Task::kKnowledge, InputType::kPairwise,
+  register_model({"KGCN", "knowledge", InputType::kPairwise,
                   "Knowledge graph convolution: user-weighted aggregation of sampled KG neighbours",
                   kgcn_keys(),
                   [](const ModelContext& ctx) { return std::make_shared<KGCN>(ctx); }});

@@ -6,6 +6,7 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
@@ -60,13 +61,13 @@ KGIN::KGIN(const ModelContext& ctx)
       hops_(ctx.config.get_int("context_hops")),
       node_rate_(ctx.config.get_double("node_dropout_rate")),
       mess_rate_(ctx.config.get_double("mess_dropout_rate")),
-      reg_weight_(ctx.config.get_double("reg_weight")),
+      reg_weight_(keys::reg_weight().get(ctx.config)),
       sim_regularity_(ctx.config.get_double("sim_regularity")),
       temperature_(ctx.config.get_double("temperature")),
       ind_(ctx.config.get_string("ind")) {
-  const data::KnowledgeGraph& g = layers::knowledge_graph_of(ctx, name());
+  const data::KnowledgeGraph& g = ctx.need<data::KnowledgeGraph>();
   n_entities_ = g.n_entities();
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   const int64_t n_factors = ctx.config.get_int("n_factors");
   const auto table = [&](const char* name, int64_t rows, int64_t cols) {
     return register_table(name, rows, cols, layers::Init::kXavierUniform);
@@ -157,13 +158,11 @@ RECBOLE_REGISTER_MODEL(KGIN) {
   using config::KeyType;
   register_model(
       {"KGIN",
-       Task::kKnowledge,
+       "knowledge",
        InputType::kPairwise,
        "Knowledge graph-based intent network: user intents over relations, relational paths",
-       {Key("embedding_size", KeyType::kInt)
-            .min(1)
-            .help("Dimension of user, entity, relation rows"),
-        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the EmbLoss regulariser"),
+       {keys::embedding_size().decl("Dimension of user, entity, relation rows"),
+        keys::reg_weight().decl("Weight of the EmbLoss regulariser"),
         Key("node_dropout_rate", KeyType::kFloat)
             .min(0)
             .max(1)

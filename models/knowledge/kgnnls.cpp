@@ -10,7 +10,7 @@ namespace recbole::models {
 KGNNLS::KGNNLS(const ModelContext& ctx)
     : KGCN(ctx, "KGNNLS"),
       ls_weight_(ctx.config.get_double("ls_weight")),
-      n_entities_(layers::knowledge_graph_of(ctx, "KGNNLS").n_entities()) {
+      n_entities_(ctx.need<data::KnowledgeGraph>().n_entities()) {
   const data::InteractionMatrix& train = ctx.train;
   for (int32_t u = 0; u < train.n_users(); ++u)
     for (const int32_t* it = train.row_begin(u); it != train.row_end(u); ++it)
@@ -94,7 +94,7 @@ RECBOLE_REGISTER_MODEL(KGNNLS) {
                      .min(0)
                      .help("Weight of the label-smoothness loss"));
   register_model(
-      {"KGNNLS", Task::kKnowledge, InputType::kPairwise,
+      {"KGNNLS", "knowledge", InputType::kPairwise,
        "KGCN with label smoothness: labels propagated over the same weighted KG neighbourhoods",
        std::move(keys), [](const ModelContext& ctx) { return std::make_shared<KGNNLS>(ctx); }});
 }

@@ -3,6 +3,7 @@
 #include "models/layers/init.h"
 #include "models/layers/knowledge.h"
 #include "models/layers/losses.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/splitmix.h"
 
@@ -65,8 +66,8 @@ KTUP::KTUP(const ModelContext& ctx)
     rec_step_ = ctx.config.get_int("train_rec_step");
     kg_step_ = ctx.config.get_int("train_kg_step");
   }
-  const data::KnowledgeGraph& g = layers::knowledge_graph_of(ctx, name());
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const data::KnowledgeGraph& g = ctx.need<data::KnowledgeGraph>();
+  const int64_t d = keys::embedding_size().get(ctx.config);
   const auto table = [&](const char* name, int64_t rows, bool normalised) {
     torch::Tensor t = layers::new_table(rows, d, layers::Init::kXavierUniform);
     if (normalised) t = F::normalize(t, F::NormalizeFuncOptions().dim(1));
@@ -84,8 +85,7 @@ KTUP::KTUP(const ModelContext& ctx)
 PassBatches KTUP::pass_batches(int64_t epoch, int64_t pass) const {
   (void)pass;
   if (rec_step_ + kg_step_ == 0) return PassBatches::kMain;
-  return epoch % (rec_step_ + kg_step_) < rec_step_ ? PassBatches::kMain
-                                                    : PassBatches::kKnowledgeGraph;
+  return epoch % (rec_step_ + kg_step_) < rec_step_ ? PassBatches::kMain : PassBatches::kAuxiliary;
 }
 
 torch::Tensor KTUP::item_vectors(const torch::Tensor& ids) const {
@@ -208,7 +208,7 @@ RECBOLE_REGISTER_MODEL(KTUP) {
   using config::KeyType;
   register_model(
       {"KTUP",
-       Task::kKnowledge,
+       "knowledge",
        InputType::kPairwise,
        "Translation-based user preferences (TransH) learnt jointly with the knowledge graph",
        {Key("train_rec_step", KeyType::kInt)
@@ -217,7 +217,7 @@ RECBOLE_REGISTER_MODEL(KTUP) {
             .help("Recommendation epochs in each block (null, or train_kg_step null: "
                   "recommendation epochs only)"),
         Key("train_kg_step", KeyType::kInt).min(1).null().help("KG epochs in each block"),
-        Key("embedding_size", KeyType::kInt).min(1).help("Dimension of every table"),
+        keys::embedding_size().decl("Dimension of every table"),
         Key("use_st_gumbel", KeyType::kBool)
             .help("Pick one preference by straight-through Gumbel softmax; false: weight them "
                   "by their raw logits"),

@@ -23,11 +23,12 @@
 // they are scored in, and predict agrees with full_sort_predict.
 //
 // Shapes: full_sort_predict [B, n_items], predict [B]; float32 on the device.
+#include "models/capabilities.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class KTUP : public Model {
+class KTUP : public Model, public MultiPassEpoch {
  public:
   explicit KTUP(const ModelContext& ctx);
 

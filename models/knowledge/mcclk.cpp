@@ -9,6 +9,7 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -132,19 +133,19 @@ MCCLK::MCCLK(const ModelContext& ctx)
       k_(ctx.config.get_int("k")),
       node_rate_(ctx.config.get_double("node_dropout_rate")),
       mess_rate_(ctx.config.get_double("mess_dropout_rate")),
-      reg_weight_(ctx.config.get_double("reg_weight")),
+      reg_weight_(keys::reg_weight().get(ctx.config)),
       alpha_(ctx.config.get_double("alpha")),
       beta_(ctx.config.get_double("beta")),
       lambda_(ctx.config.get_double("lambda_coeff")),
       temperature_(ctx.config.get_double("temperature")),
       separately_(ctx.config.get_bool("build_graph_separately")),
       bce_(ctx.config.get_string("loss_type") == "BCE") {
-  const data::KnowledgeGraph& g = layers::knowledge_graph_of(ctx, name());
+  const data::KnowledgeGraph& g = ctx.need<data::KnowledgeGraph>();
   n_entities_ = g.n_entities();
   if (k_ > n_entities_)
     throw ConfigError(ctx.config.source("k") + ": MCCLK: k: expected at most n_entities (" +
                       std::to_string(n_entities_) + ") neighbours, got " + std::to_string(k_));
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   const auto table = [&](const char* name, int64_t rows, int64_t cols) {
     return register_table(name, rows, cols, layers::Init::kXavierNormal);
   };
@@ -321,14 +322,12 @@ RECBOLE_REGISTER_MODEL(MCCLK) {
   using config::KeyType;
   register_model(
       {"MCCLK",
-       Task::kKnowledge,
+       "knowledge",
        InputType::kPairwise,
        "Multi-level cross-view contrastive learning: structural, semantic (kNN) and "
        "collaborative views",
-       {Key("embedding_size", KeyType::kInt)
-            .min(1)
-            .help("Dimension of user, entity, relation rows"),
-        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the EmbLoss regulariser"),
+       {keys::embedding_size().decl("Dimension of user, entity, relation rows"),
+        keys::reg_weight().decl("Weight of the EmbLoss regulariser"),
         Key("n_hops", KeyType::kInt).min(1).help("Hops of the structural (KG) view"),
         Key("node_dropout_rate", KeyType::kFloat)
             .min(0)

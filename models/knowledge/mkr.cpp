@@ -2,6 +2,7 @@
 
 #include "models/layers/init.h"
 #include "models/layers/knowledge.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -11,13 +12,13 @@ namespace F = torch::nn::functional;
 MKR::MKR(const ModelContext& ctx)
     : Model("MKR", ctx),
       kge_interval_(ctx.config.get_int("kge_interval")),
-      reg_weight_(ctx.config.get_double("reg_weight")),
+      reg_weight_(keys::reg_weight().get(ctx.config)),
       inner_product_(ctx.config.get_bool("use_inner_product")) {
-  const data::KnowledgeGraph& g = layers::knowledge_graph_of(ctx, name());
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const data::KnowledgeGraph& g = ctx.need<data::KnowledgeGraph>();
+  const int64_t d = keys::embedding_size().get(ctx.config);
   const int64_t low = ctx.config.get_int("low_layers_num");
   const int64_t high = ctx.config.get_int("high_layers_num");
-  const double dropout = ctx.config.get_double("dropout_prob");
+  const double dropout = keys::dropout_prob().get(ctx.config);
   // On the CPU until to() below, where layers::initialize(*this) draws every table again, so
   // that a seed gives the same weights on every device.
   const auto table = [&](const char* name, int64_t rows) {
@@ -76,7 +77,7 @@ torch::Tensor MKR::pair_scores(const torch::Tensor& users, const torch::Tensor& 
 
 PassBatches MKR::pass_batches(int64_t epoch, int64_t pass) const {
   if (pass == 0) return PassBatches::kMain;
-  return epoch % kge_interval_ == 0 ? PassBatches::kKnowledgeGraph : PassBatches::kSkip;
+  return epoch % kge_interval_ == 0 ? PassBatches::kAuxiliary : PassBatches::kSkip;
 }
 
 torch::Tensor MKR::calculate_loss(const data::Batch& batch) {
@@ -129,10 +130,10 @@ RECBOLE_REGISTER_MODEL(MKR) {
   using config::KeyType;
   register_model(
       {"MKR",
-       Task::kKnowledge,
+       "knowledge",
        InputType::kPointwise,
        "Multi-task recommendation and KG embedding linked by cross & compress units",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of every table"),
+       {keys::embedding_size().decl("Dimension of every table"),
         Key("kg_embedding_size", KeyType::kInt)
             .min(1)
             .help("Accepted and unused: every table is embedding_size wide (as RecBole)"),
@@ -142,13 +143,13 @@ RECBOLE_REGISTER_MODEL(MKR) {
         Key("high_layers_num", KeyType::kInt)
             .min(1)
             .help("Layers of the KG (and non-inner-product) prediction MLPs, the last included"),
-        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the squared-norm regularisers"),
+        keys::reg_weight().decl("Weight of the squared-norm regularisers"),
         Key("use_inner_product", KeyType::kBool)
             .help("Score ⟨user, item⟩; false: an MLP over [user ‖ item]"),
         Key("kge_interval", KeyType::kInt)
             .min(1)
             .help("A KG pass after the recommendation pass in epochs 0, k, 2k, …"),
-        Key("dropout_prob", KeyType::kFloat).min(0).max(1).help("Dropout before each MLP layer")},
+        keys::dropout_prob().decl("Dropout before each MLP layer")},
        [](const ModelContext& ctx) { return std::make_shared<MKR>(ctx); }});
 }
 

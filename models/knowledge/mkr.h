@@ -15,12 +15,13 @@
 //
 // Shapes: full_sort_predict [B, n_items] (every item's v' once, then one product; the scores
 // equal predict's), predict [B] logits; float32 on the device.
+#include "models/capabilities.h"
 #include "models/layers/mlp.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class MKR : public Model {
+class MKR : public Model, public MultiPassEpoch {
  public:
   explicit MKR(const ModelContext& ctx);
 

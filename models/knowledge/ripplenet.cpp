@@ -7,6 +7,7 @@
 #include "models/layers/knowledge.h"
 #include "models/layers/losses.h"
 #include "models/layers/row_sums.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/data/negative_sampler.h"
 #include "recbole/utils/logging.h"
@@ -15,13 +16,13 @@ namespace recbole::models {
 
 RippleNet::RippleNet(const ModelContext& ctx)
     : Model("RippleNet", ctx),
-      dim_(ctx.config.get_int("embedding_size")),
+      dim_(keys::embedding_size().get(ctx.config)),
       n_hop_(ctx.config.get_int("n_hop")),
       n_memory_(ctx.config.get_int("n_memory")),
       kg_weight_(ctx.config.get_double("kg_weight")),
-      reg_weight_(ctx.config.get_double("reg_weight")),
+      reg_weight_(keys::reg_weight().get(ctx.config)),
       hops_repeat_(ctx.config.get_string("ripple_sets") == "recbole") {
-  const data::KnowledgeGraph& g = layers::knowledge_graph_of(ctx, name());
+  const data::KnowledgeGraph& g = ctx.need<data::KnowledgeGraph>();
   entity_embedding_ = register_parameter(
       "entity_embedding", layers::new_table(g.n_entities(), dim_, layers::Init::kXavierNormal));
   relation_embedding_ = register_parameter(
@@ -201,14 +202,14 @@ RECBOLE_REGISTER_MODEL(RippleNet) {
   using config::KeyType;
   register_model(
       {"RippleNet",
-       Task::kKnowledge,
+       "knowledge",
        InputType::kPointwise,
        "Ripple network: a user's preferences spread over its items' KG triples, hop by hop",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of entity rows"),
+       {keys::embedding_size().decl("Dimension of entity rows"),
         Key("n_hop", KeyType::kInt).min(1).help("Hops of the ripple set"),
         Key("n_memory", KeyType::kInt).min(1).help("Triples per hop of a user's ripple set"),
         Key("kg_weight", KeyType::kFloat).min(0).help("Weight of the KG embedding term"),
-        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the EmbLoss regulariser"),
+        keys::reg_weight().decl("Weight of the EmbLoss regulariser"),
         Key("ripple_sets", KeyType::kString)
             .choices({"recbole", "paper"})
             .help("recbole: every hop after the first repeats hop 0, as RecBole 1.2.1 builds "

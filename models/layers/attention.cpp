@@ -6,8 +6,9 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/simd.h"
 #include "models/layers/dropout.h"
-#include "recbole/utils/simd.h"
+#include "recbole/runtime/fast_path.h"
 
 namespace recbole::models::layers {
 
@@ -196,7 +197,8 @@ bool mask_fits(const torch::Tensor& mask, int64_t batch, int64_t q_len, int64_t 
 }
 
 bool fusable(const torch::Tensor& scores, const torch::Tensor& mask) {
-  return scores.dim() == 4 && scores.is_cpu() && scores.scalar_type() == torch::kFloat32 &&
+  return fast_paths_enabled() && scores.dim() == 4 && scores.is_cpu() &&
+         scores.scalar_type() == torch::kFloat32 &&
          mask_fits(mask, scores.size(0), scores.size(2), scores.size(3));
 }
 
@@ -216,8 +218,8 @@ namespace recbole::models::layers {
 torch::Tensor attention_context(const torch::Tensor& qkv, const torch::Tensor& mask, int64_t heads,
                                 double scale, double p, bool training) {
   const int64_t B = qkv.size(0), L = qkv.size(1), d = qkv.size(2) / 3, dh = d / heads;
-  const bool fused = blas_sgemm() != nullptr && qkv.dim() == 3 && qkv.is_cpu() &&
-                     qkv.scalar_type() == torch::kFloat32 && qkv.size(2) == 3 * d &&
+  const bool fused = fast_paths_enabled() && blas_sgemm() != nullptr && qkv.dim() == 3 &&
+                     qkv.is_cpu() && qkv.scalar_type() == torch::kFloat32 && qkv.size(2) == 3 * d &&
                      d % heads == 0 && mask_fits(mask, B, L, L);
   if (fused) return FusedAttentionContext::apply(qkv, mask, heads, scale, p, training);
   // [B, L, 3, heads, d_h] → three [B, heads, L, d_h]

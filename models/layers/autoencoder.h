@@ -10,7 +10,7 @@
 #include "recbole/config/key_decl.h"
 #include "recbole/data/batch.h"
 #include "recbole/data/interaction_matrix.h"
-#include "recbole/utils/device_manager.h"
+#include "recbole/runtime/device_manager.h"
 
 namespace recbole::models::layers {
 

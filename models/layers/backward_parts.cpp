@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "models/layers/dropout.h"
+#include "recbole/runtime/fast_path.h"
 #include "recbole/utils/thread_pool.h"
 
 namespace recbole::models::layers {
@@ -37,13 +38,16 @@ void zero_grads(const std::vector<torch::Tensor>& params) {
 }
 
 // One part after another on this thread, each backward() accumulating into grad() (zeroed
-// first).
+// first); with keys, part k's dropout keyed by keys[k] as on the pool (the reference path).
 torch::Tensor backward_in_turn(const std::vector<torch::Tensor>& params, int64_t parts,
                                const std::function<torch::Tensor(int64_t)>& loss_of,
-                               const std::function<void(const torch::Tensor&)>& check) {
+                               const std::function<void(const torch::Tensor&)>& check,
+                               const std::vector<uint64_t>* keys = nullptr) {
   zero_grads(params);
   torch::Tensor total;
   for (int64_t k = 0; k < parts; ++k) {
+    std::optional<DropoutKeyScope> key;
+    if (keys) key.emplace((*keys)[static_cast<size_t>(k)]);
     torch::Tensor loss = loss_of(k);
     check(loss);
     loss.backward();
@@ -145,6 +149,9 @@ torch::Tensor backward_parts(const std::vector<torch::Tensor>& params, int64_t p
   if (trainable.empty() || !all_on_cpu(params))
     return backward_in_turn(params, parts, loss_of, check);
   const std::vector<uint64_t> keys = draw_part_keys(parts);
+  // The reference path: the same parts and dropout keys, one after another, the gradients
+  // accumulated by autograd.
+  if (!fast_paths_enabled()) return backward_in_turn(params, parts, loss_of, check, &keys);
   std::vector<torch::Tensor> losses(static_cast<size_t>(parts));
   std::vector<std::vector<torch::Tensor>> grads(static_cast<size_t>(parts));
   on_pool(parts, [&](size_t k) {

@@ -2,10 +2,10 @@
 
 #include <utility>
 
+#include "kernels/jit_gemm.h"
+#include "kernels/simd.h"
 #include "models/layers/dropout.h"
-#include "models/layers/jit_gemm.h"
 #include "recbole/utils/error.h"
-#include "recbole/utils/simd.h"
 
 namespace recbole::models::layers {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "recbole/utils/simd.h"
+#include "kernels/simd.h"
 #include "recbole/utils/splitmix.h"
 
 namespace recbole::models::layers {

@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "kernels/simd.h"
 #include "models/layers/losses.h"
+#include "recbole/runtime/fast_path.h"
 #include "recbole/utils/error.h"
-#include "recbole/utils/simd.h"
 #include "recbole/utils/thread_pool.h"
 
 namespace recbole::models::layers {
@@ -154,8 +155,9 @@ torch::Tensor gathered_bpr_loss(const torch::Tensor& table, const torch::Tensor&
                                 double reg_weight) {
   // The fused function reads raw CPU memory, so anything else takes the composed path, where
   // libtorch reports a mismatch.
-  bool fused = table.is_cpu() && table.scalar_type() == torch::kFloat32 && table.dim() == 2 &&
-               users.numel() > 0 && users.numel() == pos.numel() && users.numel() == neg.numel();
+  bool fused = fast_paths_enabled() && table.is_cpu() && table.scalar_type() == torch::kFloat32 &&
+               table.dim() == 2 && users.numel() > 0 && users.numel() == pos.numel() &&
+               users.numel() == neg.numel();
   for (const torch::Tensor* ids : {&users, &pos, &neg})
     fused = fused && ids->is_cpu() && ids->scalar_type() == torch::kInt64;
   if (!fused) return gathered_bpr_loss_composed(table, users, pos, neg, reg_weight);

@@ -2,7 +2,8 @@
 
 #include <cstdint>
 
-#include "recbole/utils/simd.h"
+#include "kernels/simd.h"
+#include "recbole/runtime/fast_path.h"
 
 namespace recbole::models::layers {
 
@@ -50,7 +51,8 @@ struct FusedGelu : public torch::autograd::Function<FusedGelu> {
 }  // namespace
 
 torch::Tensor gelu(const torch::Tensor& x) {
-  if (!x.is_cpu() || x.scalar_type() != torch::kFloat32) return torch::gelu(x);
+  if (!fast_paths_enabled() || !x.is_cpu() || x.scalar_type() != torch::kFloat32)
+    return torch::gelu(x);
   return FusedGelu::apply(x);
 }
 

@@ -9,6 +9,7 @@
 #include <torch/csrc/autograd/functions/utils.h>
 #include <torch/torch.h>
 
+#include "recbole/runtime/fast_path.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/thread_pool.h"
 
@@ -124,7 +125,8 @@ GraphOperator::GraphOperator(SparseMatrix m, bool symmetric, const DeviceManager
   auto shared = std::make_shared<const SparseMatrix>(std::move(m));
   m_ = shared;
   mt_ = symmetric ? shared : std::make_shared<const SparseMatrix>(shared->transpose());
-  if (device.is_cuda()) {
+  // Off the CPU, and on the reference path, a libtorch sparse tensor (spmm's composed path).
+  if (device.is_cuda() || !fast_paths_enabled()) {
     const SparseMatrix& s = *m_;
     std::vector<int64_t> rows(static_cast<size_t>(s.nnz())), cols(rows.size());
     for (int64_t r = 0; r < s.rows; ++r)

@@ -19,7 +19,7 @@
 #include <torch/torch.h>
 
 #include "recbole/data/interaction_matrix.h"
-#include "recbole/utils/device_manager.h"
+#include "recbole/runtime/device_manager.h"
 
 namespace recbole::models::layers {
 

@@ -5,8 +5,9 @@
 #include <string>
 #include <utility>
 
-#include "models/layers/jit_gemm.h"
-#include "recbole/utils/simd.h"
+#include "kernels/jit_gemm.h"
+#include "kernels/simd.h"
+#include "recbole/runtime/fast_path.h"
 
 namespace recbole::models::layers {
 
@@ -153,7 +154,7 @@ bool fusable(const torch::nn::GRU& gru, const torch::Tensor& x) {
   const auto& o = gru->options;
   if (o.bias() || !o.batch_first() || o.bidirectional() || o.dropout() > 0.0 || x.dim() != 3)
     return false;
-  if (!x.is_cpu() || x.scalar_type() != torch::kFloat32) return false;
+  if (!fast_paths_enabled() || !x.is_cpu() || x.scalar_type() != torch::kFloat32) return false;
   for (const auto& p : gru->parameters())
     if (!p.is_cpu() || p.scalar_type() != torch::kFloat32) return false;
   return x.size(2) == o.input_size();

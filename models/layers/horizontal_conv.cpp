@@ -5,8 +5,9 @@
 #include <limits>
 #include <string>
 
+#include "kernels/simd.h"
+#include "recbole/runtime/fast_path.h"
 #include "recbole/utils/error.h"
-#include "recbole/utils/simd.h"
 
 // The window dot products are written as a·b + c on vectors; ISO C++ mode keeps GCC from fusing
 // them, and an unfused multiply-add is two instructions where one does. Flags only: the
@@ -230,7 +231,8 @@ torch::Tensor horizontal_conv_max(const torch::Tensor& x, const std::vector<torc
   if (x.dim() != 3) fail("x has " + std::to_string(x.dim()) + " dimensions");
   if (weights.empty() || weights.size() != biases.size()) fail("no heights, or not one bias each");
   const int64_t nh = weights[0].size(0), L = x.size(1), d = x.size(2);
-  bool fused = x.is_cpu() && x.scalar_type() == torch::kFloat32 && L * d > 0;
+  bool fused =
+      fast_paths_enabled() && x.is_cpu() && x.scalar_type() == torch::kFloat32 && L * d > 0;
   std::vector<int64_t> heights;
   for (size_t i = 0; i < weights.size(); ++i) {
     const torch::Tensor &w = weights[i], &b = biases[i];

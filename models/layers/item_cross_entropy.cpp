@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "models/layers/jit_gemm.h"
+#include "kernels/jit_gemm.h"
+#include "kernels/simd.h"
+#include "recbole/runtime/fast_path.h"
 #include "recbole/utils/error.h"
-#include "recbole/utils/simd.h"
 #include "recbole/utils/thread_pool.h"
 
 namespace recbole::models::layers {
@@ -143,8 +144,9 @@ torch::Tensor item_cross_entropy(const torch::Tensor& h, const torch::Tensor& it
         "item_cross_entropy: expected h [N, d], items [n, d], bias [n], targets [N] and weights "
         "[N]");
   const bool fused =
-      h.is_cpu() && items.is_cpu() && targets.is_cpu() && h.scalar_type() == torch::kFloat32 &&
-      items.scalar_type() == torch::kFloat32 && targets.scalar_type() == torch::kInt64 &&
+      fast_paths_enabled() && h.is_cpu() && items.is_cpu() && targets.is_cpu() &&
+      h.scalar_type() == torch::kFloat32 && items.scalar_type() == torch::kFloat32 &&
+      targets.scalar_type() == torch::kInt64 &&
       (!bias.defined() || (bias.is_cpu() && bias.scalar_type() == torch::kFloat32)) &&
       (!weights.defined() || (weights.is_cpu() && weights.scalar_type() == torch::kFloat32));
   if (!fused || h.size(0) == 0) {

@@ -13,14 +13,6 @@
 
 namespace recbole::models::layers {
 
-const data::KnowledgeGraph& knowledge_graph_of(const ModelContext& ctx, const std::string& model) {
-  if (ctx.knowledge == nullptr)
-    throw ConfigError(model +
-                      " is a knowledge model: it needs the knowledge graph that the knowledge "
-                      "task loads (<dataset>.kg and .link)");
-  return *ctx.knowledge;
-}
-
 NeighborTable sample_neighbors(const data::KnowledgeGraph& graph, int64_t k, uint64_t seed) {
   const int64_t n = graph.n_entities();
   // CSR of the undirected lists, each in triple order.

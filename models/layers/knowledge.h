@@ -10,12 +10,9 @@
 #include <torch/torch.h>
 
 #include "models/layers/graph.h"
-#include "models/model.h"
+#include "recbole/data/knowledge_graph.h"
 
 namespace recbole::models::layers {
-
-// ctx.knowledge, or a ConfigError naming the model (it was built outside the knowledge task).
-const data::KnowledgeGraph& knowledge_graph_of(const ModelContext& ctx, const std::string& model);
 
 // RecBole's construct_adj: the KG as an undirected multigraph (triple (h, r, t) puts (t, r) in
 // h's list and (h, r) in t's, in triple order); every entity gets k neighbours: k distinct

@@ -5,9 +5,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/layers/jit_gemm.h"
+#include "kernels/jit_gemm.h"
+#include "kernels/simd.h"
 #include "models/layers/sequence.h"
-#include "recbole/utils/simd.h"
+#include "recbole/runtime/fast_path.h"
 
 namespace recbole::models::layers {
 
@@ -159,7 +160,7 @@ torch::Tensor narm_encoder(const torch::Tensor& g, const torch::Tensor& a1, cons
         "narm_encoder: expected g [B, T, H], a1 and a2 [H, H], v [H] and lengths [B]; got g " +
         std::to_string(g.dim()) + "-d, a1 " + std::to_string(a1.dim()) + "-d, v of " +
         std::to_string(v.numel()) + ", lengths " + std::to_string(lengths.dim()) + "-d");
-  bool fusable = lengths.is_cpu();
+  bool fusable = fast_paths_enabled() && lengths.is_cpu();
   for (const auto* t : {&g, &a1, &a2, &v})
     fusable = fusable && t->is_cpu() && t->scalar_type() == torch::kFloat32;
   if (!fusable) return narm_composed(g, a1, a2, v, lengths);

@@ -4,8 +4,9 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/simd.h"
 #include "models/layers/dropout.h"
-#include "recbole/utils/simd.h"
+#include "recbole/runtime/fast_path.h"
 #include "recbole/utils/thread_pool.h"
 
 namespace recbole::models::layers {
@@ -184,9 +185,9 @@ torch::Tensor ngcf_layer(const torch::Tensor& e, const torch::Tensor& s, const t
                          double dropout, bool training) {
   // The fused kernels read raw CPU float32 memory, so anything else — another device or dtype,
   // mismatched shapes — takes the composed path, where libtorch reports the mismatch.
-  bool fused = e.dim() == 2 && s.sizes() == e.sizes() && w1.dim() == 2 && w1.size(1) == e.size(1) &&
-               w2.sizes() == w1.sizes() && b1.dim() == 1 && b1.size(0) == w1.size(0) &&
-               b2.sizes() == b1.sizes();
+  bool fused = fast_paths_enabled() && e.dim() == 2 && s.sizes() == e.sizes() && w1.dim() == 2 &&
+               w1.size(1) == e.size(1) && w2.sizes() == w1.sizes() && b1.dim() == 1 &&
+               b1.size(0) == w1.size(0) && b2.sizes() == b1.sizes();
   for (const torch::Tensor* t : {&e, &s, &w1, &b1, &w2, &b2})
     fused = fused && t->is_cpu() && t->scalar_type() == torch::kFloat32;
   if (!fused) return ngcf_layer_composed(e, s, w1, b1, w2, b2, dropout, training);

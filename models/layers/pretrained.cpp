@@ -1,8 +1,8 @@
 #include "models/layers/pretrained.h"
 
 #include "recbole/config/config.h"
+#include "recbole/runtime/checkpoint_file.h"
 #include "recbole/utils/error.h"
-#include "trainer/checkpoint_file.h"
 
 namespace recbole::models::layers {
 namespace {

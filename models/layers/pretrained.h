@@ -1,6 +1,6 @@
 #pragma once
 // Tables of a pretrained model copied from one of its recbole-cpp checkpoints (the best-model
-// file the trainer writes, trainer/checkpoint_file.h: checked before libtorch reads it), as
+// file the trainer writes, recbole/runtime/checkpoint_file.h: checked before libtorch reads it), as
 // RecBole's NAIS (FISM tables) and ConvNCF (BPR tables) do. Parameters are those of the model
 // under construction, on the CPU or the device.
 #include <string>

@@ -3,8 +3,9 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/simd.h"
 #include "models/layers/dropout.h"
-#include "recbole/utils/simd.h"
+#include "recbole/runtime/fast_path.h"
 
 namespace recbole::models::layers {
 
@@ -121,12 +122,12 @@ struct FusedResidualNorm : public torch::autograd::Function<FusedResidualNorm> {
 torch::Tensor residual_norm(const torch::Tensor& y, const torch::Tensor& x,
                             const torch::Tensor& weight, const torch::Tensor& bias, double eps,
                             double p, bool training) {
-  const bool fused = x.is_cpu() && y.is_cpu() && weight.is_cpu() && bias.is_cpu() &&
-                     x.scalar_type() == torch::kFloat32 && y.scalar_type() == torch::kFloat32 &&
-                     weight.scalar_type() == torch::kFloat32 &&
-                     bias.scalar_type() == torch::kFloat32 && y.sizes() == x.sizes() &&
-                     x.dim() >= 1 && weight.dim() == 1 && bias.sizes() == weight.sizes() &&
-                     x.size(-1) == weight.size(0);
+  const bool fused =
+      fast_paths_enabled() && x.is_cpu() && y.is_cpu() && weight.is_cpu() && bias.is_cpu() &&
+      x.scalar_type() == torch::kFloat32 && y.scalar_type() == torch::kFloat32 &&
+      weight.scalar_type() == torch::kFloat32 && bias.scalar_type() == torch::kFloat32 &&
+      y.sizes() == x.sizes() && x.dim() >= 1 && weight.dim() == 1 &&
+      bias.sizes() == weight.sizes() && x.size(-1) == weight.size(0);
   if (!fused)
     return torch::layer_norm(layers::dropout(y, p, training) + x, {weight.size(0)}, weight, bias,
                              eps);

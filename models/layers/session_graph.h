@@ -7,7 +7,7 @@
 // indeg(v) and A_out[u, v] = M[u, v] / outdeg(u) (0 degrees count 1).
 #include <torch/torch.h>
 
-#include "recbole/utils/device_manager.h"
+#include "recbole/runtime/device_manager.h"
 
 namespace recbole::models::layers {
 

@@ -187,7 +187,7 @@ RECBOLE_REGISTER_MODEL(BERT4Rec) {
                      .min(0)
                      .max(1)
                      .help("Probability that a batch masks only each row's last item"));
-  register_model({"BERT4Rec", Task::kSequential, InputType::kNextItem,
+  register_model({"BERT4Rec", "sequential", InputType::kNextItem,
                   "Bidirectional transformer trained as a cloze task over masked items",
                   std::move(keys),
                   [](const ModelContext& ctx) { return std::make_shared<BERT4Rec>(ctx); }});

@@ -3,15 +3,16 @@
 #include "models/layers/dropout.h"
 #include "models/layers/horizontal_conv.h"
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
 
 Caser::Caser(const ModelContext& ctx)
     : SequentialModel("Caser", ctx),
-      dropout_(ctx.config.get_double("dropout_prob")),
-      reg_weight_(ctx.config.get_double("reg_weight")) {
-  const int64_t d = ctx.config.get_int("embedding_size");
+      dropout_(keys::dropout_prob().get(ctx.config)),
+      reg_weight_(keys::reg_weight().get(ctx.config)) {
+  const int64_t d = keys::embedding_size().get(ctx.config);
   const int64_t nv = ctx.config.get_int("nv"), nh = ctx.config.get_int("nh");
   const int64_t L = max_len_;
   user_embedding_ = register_parameter("user_embedding", torch::empty({ctx.n_users, d}));
@@ -60,22 +61,21 @@ torch::Tensor Caser::calculate_loss(const data::Batch& batch) {
 RECBOLE_REGISTER_MODEL(Caser) {
   using config::Key;
   using config::KeyType;
-  register_model(
-      {"Caser",
-       Task::kSequential,
-       InputType::kNextItem,
-       "Convolutional sequence embedding: horizontal and vertical convolutions over the "
-       "sequence's item image, joined with the user (RecBole advises a small "
-       "MAX_ITEM_LIST_LENGTH such as 10)",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of users and items"),
-        layers::probability_key("dropout_prob").help("Dropout before fc1"),
-        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the unsquared-norm regulariser"),
-        Key("nv", KeyType::kInt).min(1).help("Vertical filters"),
-        Key("nh", KeyType::kInt).min(1).help("Horizontal filters per height"),
-        Key("loss_type", KeyType::kString)
-            .choices({"CE", "BPR"})
-            .help("CE over every item, or BPR with a sampled negative")},
-       [](const ModelContext& ctx) { return std::make_shared<Caser>(ctx); }});
+  register_model({"Caser",
+                  "sequential",
+                  InputType::kNextItem,
+                  "Convolutional sequence embedding: horizontal and vertical convolutions over the "
+                  "sequence's item image, joined with the user (RecBole advises a small "
+                  "MAX_ITEM_LIST_LENGTH such as 10)",
+                  {keys::embedding_size().decl("Dimension of users and items"),
+                   keys::dropout_prob().decl("Dropout before fc1"),
+                   keys::reg_weight().decl("Weight of the unsquared-norm regulariser"),
+                   Key("nv", KeyType::kInt).min(1).help("Vertical filters"),
+                   Key("nh", KeyType::kInt).min(1).help("Horizontal filters per height"),
+                   Key("loss_type", KeyType::kString)
+                       .choices({"CE", "BPR"})
+                       .help("CE over every item, or BPR with a sampled negative")},
+                  [](const ModelContext& ctx) { return std::make_shared<Caser>(ctx); }});
 }
 
 }  // namespace recbole::models

@@ -6,6 +6,7 @@
 #include "models/layers/item_cross_entropy.h"
 #include "models/layers/key_checks.h"
 #include "models/sequential/sasrec.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -26,10 +27,11 @@ CORE::CORE(const ModelContext& ctx)
       item_dropout_(ctx.config.get_double("item_dropout")),
       hidden_dropout_(ctx.config.get_double("hidden_dropout_prob")),
       temperature_(ctx.config.get_double("temperature")) {
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   item_embedding_ = register_parameter("item_embedding", torch::empty({ctx.n_items, d}));
   if (transformer_) {
-    const layers::TransformerOptions o = transformer_options(ctx.config, "embedding_size");
+    const layers::TransformerOptions o =
+        transformer_options(ctx.config, keys::embedding_size().name().c_str());
     position_embedding_ = register_parameter("position_embedding", torch::empty({max_len_, d}));
     layer_norm_ = register_module(
         "layer_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d}).eps(o.layer_norm_eps)));
@@ -96,7 +98,7 @@ RECBOLE_REGISTER_MODEL(CORE) {
       k.help = "Without effect, as in RecBole: every parameter is drawn U(±1/√embedding_size)";
     keys.push_back(std::move(k));
   }
-  keys.push_back(Key("embedding_size", KeyType::kInt).min(1).help("Dimension of items and states"));
+  keys.push_back(keys::embedding_size().decl("Dimension of items and states"));
   keys.push_back(Key("loss_type", KeyType::kString).choices({"CE"}).help("CE over every item"));
   keys.push_back(Key("dnn_type", KeyType::kString)
                      .choices({"trm", "ave"})
@@ -106,7 +108,7 @@ RECBOLE_REGISTER_MODEL(CORE) {
       layers::probability_key("item_dropout").help("Dropout of the item table in training"));
   keys.push_back(
       Key("temperature", KeyType::kFloat).above(0).help("Temperature τ of the cosine scores"));
-  register_model({"CORE", Task::kSequential, InputType::kNextItem,
+  register_model({"CORE", "sequential", InputType::kNextItem,
                   "Consistent representation space: the session as a weighted sum of its item "
                   "vectors (transformer or mean weights), cosine scores over a temperature",
                   std::move(keys),

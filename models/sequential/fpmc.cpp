@@ -3,12 +3,13 @@
 #include "models/layers/init.h"
 #include "models/layers/losses.h"
 #include "models/layers/sequence.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
 
 FPMC::FPMC(const ModelContext& ctx) : Model("FPMC", ctx) {
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   using layers::Init;
   ui_ = register_table("UI_embedding", ctx.n_users, d, Init::kXavierNormal);
   iu_ = register_table("IU_embedding", ctx.n_items, d, Init::kXavierNormal);
@@ -45,11 +46,11 @@ RECBOLE_REGISTER_MODEL(FPMC) {
   using config::KeyType;
   register_model(
       {"FPMC",
-       Task::kSequential,
+       "sequential",
        InputType::kPairwise,
        "Factorizing personalized Markov chains: MF plus a factorised transition from the last "
        "item",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of the four tables"),
+       {keys::embedding_size().decl("Dimension of the four tables"),
         Key("loss_type", KeyType::kString).choices({"BPR"}).help("BPR only")},
        [](const ModelContext& ctx) { return std::make_shared<FPMC>(ctx); }});
 }

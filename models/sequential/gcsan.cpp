@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "models/sequential/sasrec.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -10,7 +11,7 @@ namespace recbole::models {
 GCSAN::GCSAN(const ModelContext& ctx)
     : SequentialModel("GCSAN", ctx),
       weight_(ctx.config.get_double("weight")),
-      reg_weight_(ctx.config.get_double("reg_weight")) {
+      reg_weight_(keys::reg_weight().get(ctx.config)) {
   const layers::TransformerOptions o = transformer_options(ctx.config);
   const double std = ctx.config.get_double("initializer_range");
   const int64_t d = o.hidden_size;
@@ -53,8 +54,8 @@ RECBOLE_REGISTER_MODEL(GCSAN) {
                      .max(1)
                      .help("Share of the transformer's state in the output (the rest: the GNN's)"));
   keys.push_back(Key("step", KeyType::kInt).min(1).help("Gated GNN steps"));
-  keys.push_back(Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the item-table norm"));
-  register_model({"GCSAN", Task::kSequential, InputType::kNextItem,
+  keys.push_back(keys::reg_weight().decl("Weight of the item-table norm"));
+  register_model({"GCSAN", "sequential", InputType::kNextItem,
                   "Graph contextualised self-attention: a gated GNN over each sequence's item "
                   "graph, then a causal transformer",
                   std::move(keys),

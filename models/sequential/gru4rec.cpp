@@ -5,13 +5,14 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/sequence.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
 
 GRU4Rec::GRU4Rec(const ModelContext& ctx)
-    : SequentialModel("GRU4Rec", ctx), dropout_(ctx.config.get_double("dropout_prob")) {
-  const int64_t d = ctx.config.get_int("embedding_size");
+    : SequentialModel("GRU4Rec", ctx), dropout_(keys::dropout_prob().get(ctx.config)) {
+  const int64_t d = keys::embedding_size().get(ctx.config);
   const int64_t hidden = ctx.config.get_int("hidden_size");
   item_embedding_ = register_table("item_embedding", ctx.n_items, d, layers::Init::kXavierNormal);
   gru_ = register_module("gru", torch::nn::GRU(torch::nn::GRUOptions(d, hidden)
@@ -39,19 +40,18 @@ torch::Tensor GRU4Rec::encode(const data::Batch& batch) {
 RECBOLE_REGISTER_MODEL(GRU4Rec) {
   using config::Key;
   using config::KeyType;
-  register_model(
-      {"GRU4Rec",
-       Task::kSequential,
-       InputType::kNextItem,
-       "Session-based recommendation with a GRU over the item sequence",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of the item embeddings"),
-        Key("hidden_size", KeyType::kInt).min(1).help("Dimension of the GRU state"),
-        Key("num_layers", KeyType::kInt).min(1).help("GRU layers"),
-        layers::probability_key("dropout_prob").help("Dropout on the item embeddings"),
-        Key("loss_type", KeyType::kString)
-            .choices({"CE", "BPR"})
-            .help("CE over every item, or BPR with a sampled negative")},
-       [](const ModelContext& ctx) { return std::make_shared<GRU4Rec>(ctx); }});
+  register_model({"GRU4Rec",
+                  "sequential",
+                  InputType::kNextItem,
+                  "Session-based recommendation with a GRU over the item sequence",
+                  {keys::embedding_size().decl("Dimension of the item embeddings"),
+                   Key("hidden_size", KeyType::kInt).min(1).help("Dimension of the GRU state"),
+                   Key("num_layers", KeyType::kInt).min(1).help("GRU layers"),
+                   keys::dropout_prob().decl("Dropout on the item embeddings"),
+                   Key("loss_type", KeyType::kString)
+                       .choices({"CE", "BPR"})
+                       .help("CE over every item, or BPR with a sampled negative")},
+                  [](const ModelContext& ctx) { return std::make_shared<GRU4Rec>(ctx); }});
 }
 
 }  // namespace recbole::models

@@ -100,7 +100,7 @@ RECBOLE_REGISTER_MODEL(LightSANs) {
   keys.push_back(Key("k_interests", KeyType::kInt)
                      .min(1)
                      .help("Interests the positions are pooled into for the item attention"));
-  register_model({"LightSANs", Task::kSequential, InputType::kNextItem,
+  register_model({"LightSANs", "sequential", InputType::kNextItem,
                   "Low-rank decomposed self-attention: items attend to k pooled interests, "
                   "plus a decoupled position attention",
                   std::move(keys),

@@ -1,18 +1,19 @@
 #include "models/sequential/narm.h"
 
+#include "kernels/jit_gemm.h"
 #include "models/layers/dropout.h"
 #include "models/layers/gru.h"
 #include "models/layers/init.h"
-#include "models/layers/jit_gemm.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/narm_encoder.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
 
 namespace recbole::models {
 
 NARM::NARM(const ModelContext& ctx) : SequentialModel("NARM", ctx) {
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   const int64_t hidden = ctx.config.get_int("hidden_size");
   const std::vector<double> p = ctx.config.get_double_list("dropout_probs");
   if (p.size() != 2)
@@ -59,11 +60,11 @@ RECBOLE_REGISTER_MODEL(NARM) {
   using config::KeyType;
   register_model(
       {"NARM",
-       Task::kSequential,
+       "sequential",
        InputType::kNextItem,
        "Neural attentive session recommendation: a GRU with a global and an attentive local "
        "encoder",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of the item embeddings"),
+       {keys::embedding_size().decl("Dimension of the item embeddings"),
         Key("hidden_size", KeyType::kInt).min(1).help("Dimension of the GRU state"),
         Key("n_layers", KeyType::kInt).min(1).help("GRU layers"),
         Key("dropout_probs", KeyType::kFloatList)

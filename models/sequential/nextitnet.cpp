@@ -4,6 +4,7 @@
 #include <string>
 
 #include "models/layers/key_checks.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -11,8 +12,8 @@ namespace recbole::models {
 NextItNet::NextItNet(const ModelContext& ctx)
     : SequentialModel("NextItNet", ctx),
       kernel_size_(ctx.config.get_int("kernel_size")),
-      reg_weight_(ctx.config.get_double("reg_weight")) {
-  const int64_t c = ctx.config.get_int("embedding_size");
+      reg_weight_(keys::reg_weight().get(ctx.config)) {
+  const int64_t c = keys::embedding_size().get(ctx.config);
   const std::vector<int64_t> dilations = ctx.config.get_int_list("dilations");
   item_embedding_ = register_parameter("item_embedding", torch::empty({ctx.n_items, c}));
   for (int64_t b = 0; b < ctx.config.get_int("block_num"); ++b)
@@ -70,16 +71,16 @@ RECBOLE_REGISTER_MODEL(NextItNet) {
   using config::KeyType;
   register_model(
       {"NextItNet",
-       Task::kSequential,
+       "sequential",
        InputType::kNextItem,
        "Dilated causal convolutions in residual blocks over the item sequence, read at its "
        "last column",
-       {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of items and channels"),
+       {keys::embedding_size().decl("Dimension of items and channels"),
         Key("kernel_size", KeyType::kInt).min(1).help("Taps of each causal convolution"),
         Key("block_num", KeyType::kInt).min(1).help("Repetitions of the dilations list"),
         layers::sizes_key("dilations")
             .help("Dilation of each block's first convolution (its second uses twice it)"),
-        Key("reg_weight", KeyType::kFloat).min(0).help("Weight of the unsquared-norm regulariser"),
+        keys::reg_weight().decl("Weight of the unsquared-norm regulariser"),
         Key("loss_type", KeyType::kString)
             .choices({"CE", "BPR"})
             .help("CE over every item, or BPR with a sampled negative")},

@@ -69,7 +69,7 @@ torch::Tensor SASRec::encode(const data::Batch& batch) {
 }
 
 RECBOLE_REGISTER_MODEL(SASRec) {
-  register_model({"SASRec", Task::kSequential, InputType::kNextItem,
+  register_model({"SASRec", "sequential", InputType::kNextItem,
                   "Self-attentive sequential recommendation: a causal transformer over the "
                   "item sequence",
                   transformer_keys(),

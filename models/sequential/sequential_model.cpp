@@ -6,12 +6,17 @@
 #include "models/layers/item_cross_entropy.h"
 #include "models/layers/losses.h"
 #include "recbole/config/config.h"
+#include "recbole/runtime/fast_path.h"
 
 namespace recbole::models {
 
 SequentialModel::SequentialModel(std::string name, const ModelContext& ctx)
     : Model(std::move(name), ctx), max_len_(ctx.config.get_int("MAX_ITEM_LIST_LENGTH")) {
   if (ctx.config.has("loss_type")) bpr_ = ctx.config.get_string("loss_type") == "BPR";
+}
+
+InputType SequentialModel::input_type() const {
+  return bpr_ ? InputType::kPairwise : Model::input_type();
 }
 
 torch::Tensor SequentialModel::lookup(const torch::Tensor& ids) const {
@@ -73,7 +78,9 @@ torch::Tensor SequentialModel::predict_candidates(const data::Batch& batch, int6
   const int64_t n = rows / candidate_num;
   // Rows [0, n) hold every sequence once. On the CPU they are encoded in parts of kMicroBatch
   // rows on the pool, as train_step's forward runs (encode is thread-safe for it).
-  const int64_t parts = item_embedding_.device().is_cpu() ? (n + kMicroBatch - 1) / kMicroBatch : 1;
+  const int64_t parts = item_embedding_.device().is_cpu() && fast_paths_enabled()
+                            ? (n + kMicroBatch - 1) / kMicroBatch
+                            : 1;
   const int64_t part_rows = (n + parts - 1) / parts;
   std::vector<torch::Tensor> h(static_cast<size_t>(parts));
   const bool grad = torch::GradMode::is_enabled();

@@ -9,11 +9,12 @@
 #include <functional>
 #include <string>
 
+#include "models/capabilities.h"
 #include "models/model.h"
 
 namespace recbole::models {
 
-class SequentialModel : public Model {
+class SequentialModel : public Model, public HistoryScores, public CandidateScores {
  public:
   SequentialModel(std::string name, const ModelContext& ctx);
 
@@ -43,6 +44,8 @@ class SequentialModel : public Model {
   // A sequence is all a sequential model reads (the serving side builds item_seq from a
   // caller's history); one that also reads the user (FPMC) says false.
   bool scores_from_history() const override { return true; }
+  // With loss_type BPR, pairs (a sampled negative per sample); else the descriptor's.
+  InputType input_type() const override;
 
  protected:
   // The scores of items [B] for the encodings h [B, d]: [B].

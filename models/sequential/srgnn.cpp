@@ -3,12 +3,13 @@
 #include <cmath>
 
 #include "models/layers/sequence.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
 
 SRGNN::SRGNN(const ModelContext& ctx) : SequentialModel("SRGNN", ctx) {
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   item_embedding_ = register_parameter("item_embedding", torch::empty({ctx.n_items, d}));
   gnn_ = register_module("gnn", layers::GatedGraph(d, ctx.config.get_int("step"), true));
   auto linear = [](int64_t in, int64_t out, bool bias) {
@@ -44,11 +45,11 @@ RECBOLE_REGISTER_MODEL(SRGNN) {
   using config::Key;
   using config::KeyType;
   register_model({"SRGNN",
-                  Task::kSequential,
+                  "sequential",
                   InputType::kNextItem,
                   "Session-based recommendation with graph neural networks: a gated GNN over "
                   "each sequence's item graph and an attentive readout",
-                  {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of the items"),
+                  {keys::embedding_size().decl("Dimension of the items"),
                    Key("step", KeyType::kInt).min(1).help("Gated GNN steps"),
                    Key("loss_type", KeyType::kString)
                        .choices({"CE", "BPR"})

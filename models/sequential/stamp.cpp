@@ -2,12 +2,13 @@
 
 #include "models/layers/init.h"
 #include "models/layers/sequence.h"
+#include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
 
 STAMP::STAMP(const ModelContext& ctx) : SequentialModel("STAMP", ctx) {
-  const int64_t d = ctx.config.get_int("embedding_size");
+  const int64_t d = keys::embedding_size().get(ctx.config);
   item_embedding_ = register_parameter("item_embedding", torch::empty({ctx.n_items, d}));
   auto linear = [d](bool bias) {
     return torch::nn::Linear(torch::nn::LinearOptions(d, d).bias(bias));
@@ -41,11 +42,11 @@ RECBOLE_REGISTER_MODEL(STAMP) {
   using config::Key;
   using config::KeyType;
   register_model({"STAMP",
-                  Task::kSequential,
+                  "sequential",
                   InputType::kNextItem,
                   "Short-term attention/memory priority: an attention over the session and the "
                   "last item, joined by a trilinear product",
-                  {Key("embedding_size", KeyType::kInt).min(1).help("Dimension of the items"),
+                  {keys::embedding_size().decl("Dimension of the items"),
                    Key("loss_type", KeyType::kString)
                        .choices({"CE", "BPR"})
                        .help("CE over every item, or BPR with a sampled negative")},

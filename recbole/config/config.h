@@ -13,7 +13,7 @@
 //               full, labeled, uniN, popN (lower case);
 //   train_neg_sample_args: all five keys; no sampling is {distribution: none, sample_num: 0,
 //               alpha: 1.0, dynamic: false, candidate_num: 0};
-//   metrics: canonical names of the metric registry (recbole/evaluator/metric_registry.h),
+//   metrics: canonical names of the metric registry (recbole/config/metric_registry.h),
 //            ranking or value metrics, value metrics only with mode labeled;
 //   valid_metric: "<Metric>@<k>", "GAUC" or a value metric's name;
 //   topk and other list keys: always lists; bools: true/false; choices: declared spelling.

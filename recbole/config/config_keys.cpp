@@ -4,9 +4,9 @@
 #include <map>
 
 #include "recbole/config/learners.h"
+#include "recbole/config/metric_registry.h"
 #include "recbole/config/model_keys.h"
 #include "recbole/config/value_checks.h"
-#include "recbole/evaluator/metric_registry.h"
 #include "recbole/utils/text.h"
 
 namespace recbole::config {
@@ -160,6 +160,11 @@ std::vector<KeyDecl> make_declarations() {
                 "(BERT4Rec always draws them itself; other models read no masked columns, as "
                 "in RecBole)"),
       Key("shuffle", kBool, kTrain).help("Shuffle the training interactions every epoch"),
+      Key("fast_path", kBool, kTrain)
+          .help("false: every model trains on its reference path (libtorch autograd over the "
+                "composed expressions, libtorch's Adam) instead of its fast paths (a model's own "
+                "epoch, closed-form steps, parts on the thread pool, the fused CPU functions, "
+                "the fused Adam): slower, the same results up to float rounding"),
       Key("fast_bpr", kBool, kTrain)
           .help("Use the fused BPR training path (CPU, one process, learner adam, "
                 "sparse_adam or sgd, no clip_grad_norm) when the configuration allows it"),

@@ -9,8 +9,8 @@
 #include <tuple>
 
 #include "recbole/config/eval_mode.h"
+#include "recbole/config/metric_registry.h"
 #include "recbole/config/yaml_scalar.h"
-#include "recbole/evaluator/metric_registry.h"
 #include "recbole/utils/text.h"
 
 namespace recbole::config {

@@ -22,7 +22,7 @@ YAML::Node check_eval_args(const YAML::Node& v);
 // train_neg_sample_args: {distribution, sample_num, alpha, dynamic, candidate_num}, each
 // optional; the string "None" is null (RecBole).
 YAML::Node check_train_neg_sample_args(const YAML::Node& v);
-// metrics: names of the metric registry (recbole/evaluator/metric_registry.h), each once, in
+// metrics: names of the metric registry (recbole/config/metric_registry.h), each once, in
 // their canonical spelling; ranking metrics or value metrics, not both.
 YAML::Node check_metrics(const YAML::Node& list);
 // valid_metric: "<metric>@<k>" (k >= 1) for top-k metrics, the bare name otherwise (GAUC, the

@@ -4,7 +4,7 @@
 #include <system_error>
 
 #include "recbole/config/config.h"
-#include "recbole/data/download.h"
+#include "recbole/download/download.h"
 #include "recbole/utils/logging.h"
 
 // Set by CMakeLists.txt on this file only (a change of install prefix rebuilds nothing else).

@@ -43,6 +43,8 @@ struct FeatureSpec {
 //   float_seq  [B, seq_len, 2] float32: (value, 1) per element, or (1, bucket id ≥ 1) when
 //              discretised; (0, 0) padding
 struct FeatureSchema {
+  // What a model that needs it is told it lacks (models::ModelContext::need).
+  static constexpr const char* kPart = "the feature fields that the context task prepares";
   // In RecBole's registration order: interaction fields in header order, then user fields, then
   // item fields; user_id and item_id are token fields of the user and item side; the label is
   // not a field.

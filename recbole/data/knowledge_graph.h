@@ -42,6 +42,9 @@ struct KnowledgeOptions {
 
 class KnowledgeGraph {
  public:
+  // What a model that needs it is told it lacks (models::ModelContext::need).
+  static constexpr const char* kPart =
+      "the knowledge graph that the knowledge task loads (<dataset>.kg and .link)";
   int64_t n_entities() const { return static_cast<int64_t>(entity_tokens_.size()); }
   int64_t n_relations() const { return static_cast<int64_t>(relation_tokens_.size()); }
   int64_t n_triples() const { return static_cast<int64_t>(heads_.size()); }

@@ -28,6 +28,17 @@ struct SplitDataset {
   Split train, valid, test;
 };
 
+// The training interactions one row each, in split order (duplicates kept), and the dataset's
+// time field indexed by Split::rows (null when the dataset has no float time field): a part of
+// the model context (models::ContextParts) that the interaction-split families give models
+// weighing interactions by time (DiffRec's time-aware rows).
+struct TrainInteractions {
+  static constexpr const char* kPart =
+      "the training interactions of an interaction split (the general or knowledge task)";
+  const Split& split;
+  const std::vector<double>* times = nullptr;
+};
+
 // Orders and splits per options.eval_args (or benchmark blocks). Throws DataError (TO without a
 // loaded float time field) or ConfigError (bad eval_args). Large tables are split on all
 // hardware threads; the result does not depend on their number.

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "recbole/evaluator/metric_registry.h"
+#include "recbole/config/metric_registry.h"
 
 namespace recbole::evaluator {
 

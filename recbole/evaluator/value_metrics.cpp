@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "recbole/evaluator/metric_registry.h"
+#include "recbole/config/metric_registry.h"
 #include "recbole/evaluator/metrics.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"

@@ -37,4 +37,11 @@ class DistError : public Error {
   using Error::Error;
 };
 
+// What a loaded model cannot do (serving: recommend_from_history for a factor model, a context
+// model that reads interaction-side fields).
+class NotSupportedError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace recbole

@@ -14,7 +14,8 @@ int64_t current_rss_bytes();
 // as libtorch's autograd does: glibc serves the first ones with mmap and gives trimmed memory
 // back, so each reuse faults its pages in again (~20% of an NGCF epoch on ml-100k). After this
 // call buffers up to 32 MB (glibc's own dynamic ceiling) come from the heap, and up to 128 MB of
-// freed heap stays mapped. A no-op outside glibc. Larger buffers: recbole/utils/device_allocator.h.
+// freed heap stays mapped. A no-op outside glibc. Larger buffers:
+// recbole/runtime/device_allocator.h.
 void keep_freed_buffers_mapped();
 
 }  // namespace recbole::memory

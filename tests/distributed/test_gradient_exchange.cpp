@@ -9,7 +9,7 @@
 #include <torch/torch.h>
 
 #include "dist_test_util.h"
-#include "recbole/utils/dist.h"
+#include "recbole/runtime/dist.h"
 #include "trainer/gradient_exchange.h"
 
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "recbole/data/download.h"
+#include "recbole/download/download.h"
 
 namespace recbole::testing {
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "download_fixtures.h"
-#include "recbole/data/download_archive.h"
+#include "recbole/download/archive.h"
 #include "recbole/utils/error.h"
 
 using namespace recbole::testing;

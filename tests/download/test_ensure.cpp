@@ -11,8 +11,8 @@
 
 #include "download_fixtures.h"
 #include "http_test_server.h"
-#include "recbole/data/download.h"
-#include "recbole/data/download_sha256.h"
+#include "recbole/download/download.h"
+#include "recbole/download/sha256.h"
 #include "recbole/utils/error.h"
 #include "tests/scoped_env.h"
 

@@ -6,7 +6,7 @@
 
 #include "download_fixtures.h"
 #include "http_test_server.h"
-#include "recbole/data/download_http.h"
+#include "recbole/download/http.h"
 #include "recbole/utils/error.h"
 
 using namespace recbole::testing;

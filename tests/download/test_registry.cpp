@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "download_fixtures.h"
-#include "recbole/data/download.h"
-#include "recbole/data/download_lock.h"
+#include "recbole/download/download.h"
+#include "recbole/download/lock.h"
 #include "recbole/utils/error.h"
 
 using recbole::data::find_dataset_source;

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "download_fixtures.h"
-#include "recbole/data/download_sha256.h"
+#include "recbole/download/sha256.h"
 #include "recbole/utils/error.h"
 
 using recbole::data::Sha256;

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "recbole/evaluator/metric_registry.h"
+#include "recbole/config/metric_registry.h"
 #include "recbole/evaluator/metrics.h"
 #include "recbole/evaluator/value_metrics.h"
 #include "recbole/utils/error.h"

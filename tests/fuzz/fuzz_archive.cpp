@@ -1,4 +1,4 @@
-// Fuzz target: the archive extractor (recbole/data/download_archive.h) on arbitrary bytes (zip,
+// Fuzz target: the archive extractor (recbole/download/archive.h) on arbitrary bytes (zip,
 // tar, gzip, ... whatever libarchive recognises). Each input is extracted into a fresh folder with
 // a 1 MiB limit, which is then removed. Refusals must be recbole::Error; any other exception, a
 // crash, a sanitizer report, a file written outside the folder, or unbounded memory is a finding.
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "recbole/data/download_archive.h"
+#include "recbole/download/archive.h"
 #include "recbole/utils/error.h"
 #include "tests/fuzz/fuzz_input.h"
 

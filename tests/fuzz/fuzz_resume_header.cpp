@@ -1,7 +1,7 @@
 // Fuzz target: the resume-checkpoint header reader (trainer/resume_checkpoint.h) on arbitrary
-// bytes: the checksum trailer (trainer/checkpoint_file.h) first, then libtorch's archive and the
-// header's JSON. libtorch is prebuilt and not instrumented; a mutated file fails the checksum
-// before it reaches libtorch, whose reader crashed on such files (docs/testing.md).
+// bytes: the checksum trailer (recbole/runtime/checkpoint_file.h) first, then libtorch's archive
+// and the header's JSON. libtorch is prebuilt and not instrumented; a mutated file fails the
+// checksum before it reaches libtorch, whose reader crashed on such files (docs/testing.md).
 #include <cstddef>
 #include <cstdint>
 

@@ -18,7 +18,7 @@ if(STEP STREQUAL "install")
   run_checked("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
   foreach(f ${LIBDIR}/cmake/recbole/recboleConfig.cmake
             ${LIBDIR}/cmake/recbole/recboleConfigVersion.cmake
-            ${LIBDIR}/cmake/recbole/recboleTargets.cmake include/recbole/quick_start.h
+            ${LIBDIR}/cmake/recbole/recboleTargets.cmake include/run/run_recbole.h
             include/recbole/version.h include/models/model.h include/trainer/trainer.h
             bin/recbole_run bin/recbole_data share/recbole/configs/overall.yaml
             share/recbole/datasets/registry.yaml)

@@ -10,11 +10,13 @@
 #include <torch/torch.h>
 #include <catch2/catch.hpp>
 
+#include "models/capabilities.h"
 #include "models/layers/graph.h"
 #include "models/model.h"
 #include "recbole/config/config.h"
 #include "recbole/data/interaction_matrix.h"
-#include "recbole/utils/device_manager.h"
+#include "recbole/data/knowledge_graph.h"
+#include "recbole/runtime/device_manager.h"
 #include "recbole/utils/error.h"
 
 namespace recbole::testing {
@@ -87,11 +89,19 @@ struct ModelHarness {
         data(d),
         device(DeviceManager::from_config(config)),
         ctx{config, d.n_users, d.n_items, d.train, device} {
-    ctx.knowledge = &d.kg;
+    ctx.parts.provide(d.kg);
   }
 
   std::shared_ptr<models::Model> create() { return models::create_model(config.model(), ctx); }
 };
+
+// The capability C of `model` (models/capabilities.h); the test fails when the model lacks it.
+template <typename C>
+C& as(models::Model& model) {
+  C* c = models::capability<C>(model);
+  REQUIRE(c != nullptr);
+  return *c;
+}
 
 // A query batch of `users` (and, when given, `items`) on the device.
 inline data::Batch user_batch(const DeviceManager& device, std::vector<int64_t> users,

@@ -205,7 +205,7 @@ TEST_CASE("RecVAE: composite prior by hand, encoder passes, prior update, decode
   h.device.seed(3);
   auto model = std::dynamic_pointer_cast<recbole::models::RecVAE>(h.create());
   REQUIRE(model != nullptr);
-  REQUIRE(model->passes_per_epoch() == 4);
+  REQUIRE(recbole::testing::as<recbole::models::MultiPassEpoch>(*model).passes_per_epoch() == 4);
   const recbole::data::Batch b = rows_batch(h, {0, 5, 9, 33});
 
   // The old encoder starts as an independent network; update_prior copies the encoder.
@@ -386,7 +386,7 @@ TEST_CASE("ENMF: the non-sampling loss over the padded history equals a loop by 
   const torch::Tensor s = model->full_sort_predict(b).to(torch::kCPU).to(torch::kFloat64);
   CHECK(s[1][3].item<double>() == Approx(score(2, 3)).epsilon(1e-5));
   torch::Tensor fu, fi;
-  REQUIRE(model->score_factors(&fu, &fi));
+  REQUIRE(recbole::testing::as<recbole::models::FactorScores>(*model).score_factors(&fu, &fi));
   CHECK(torch::allclose(torch::matmul(fu.index_select(0, b.users), fi.t()).to(torch::kCPU),
                         s.to(torch::kFloat32), 1e-5, 1e-6));
 }
@@ -677,8 +677,8 @@ TEST_CASE("DiffRec time-aware: a user's interactions weigh w_min … w_max in ti
     train.items.push_back(pairs[k][1]);
   }
   ModelHarness h(cpu_model_config("DiffRec", {{"time-aware", "true"}, {"w_min", "0.1"}}), d);
-  h.ctx.train_split = &train;
-  h.ctx.inter_times = &times;
+  const recbole::data::TrainInteractions with_times{train, &times};
+  h.ctx.parts.provide(with_times);
   auto model = std::dynamic_pointer_cast<recbole::models::DiffRec>(h.create());
   REQUIRE(model != nullptr);
   recbole::data::Batch b = user_batch(h.device, {1, 2, 3, 0});
@@ -698,7 +698,8 @@ TEST_CASE("DiffRec time-aware: a user's interactions weigh w_min … w_max in ti
   CHECK(torch::equal(loaded->full_sort_predict(b), model->full_sort_predict(b)));
   // A run whose dataset has no time field is refused, naming the key.
   ModelHarness no_times(cpu_model_config("DiffRec", {{"time-aware", "true"}}), d);
-  no_times.ctx.train_split = &train;
+  const recbole::data::TrainInteractions without_times{train, nullptr};
+  no_times.ctx.parts.provide(without_times);
   CHECK_THROWS_WITH(no_times.create(), Catch::Contains("time-aware: true needs the training "
                                                        "interactions' times"));
 }

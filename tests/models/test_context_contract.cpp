@@ -25,14 +25,14 @@
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
 #include "recbole/data/split.h"
-#include "recbole/evaluator/evaluator.h"
-#include "recbole/pipeline/context_pipeline.h"
+#include "recbole/runtime/checkpoint_file.h"
+#include "recbole/runtime/device_manager.h"
+#include "recbole/runtime/dist.h"
 #include "recbole/utils/atomic_write.h"
-#include "recbole/utils/device_manager.h"
-#include "recbole/utils/dist.h"
 #include "recbole/utils/error.h"
+#include "tasks/context/context_pipeline.h"
 #include "tests/models/model_fixture.h"
-#include "trainer/checkpoint_file.h"
+#include "trainer/evaluator.h"
 #include "trainer/resume_checkpoint.h"
 
 using recbole::models::Model;
@@ -43,7 +43,7 @@ struct ContextRun {
   recbole::config::Config config;
   recbole::data::Dataset dataset;
   recbole::data::SplitDataset split;
-  recbole::pipeline::ContextPipeline pipeline;
+  recbole::tasks::ContextPipeline pipeline;
   recbole::DeviceManager device;
 
   static recbole::config::Config make_config(
@@ -98,7 +98,7 @@ struct ContextRun {
 
   torch::Tensor scores(Model& m) {
     torch::NoGradGuard no_grad;
-    const auto& valid = static_cast<const recbole::evaluator::LabeledSource&>(pipeline.valid());
+    const auto& valid = static_cast<const recbole::tasks::LabeledSource&>(pipeline.valid());
     return m.predict(device.place(valid.batch(0)));
   }
 };
@@ -108,7 +108,7 @@ struct ContextRun {
 // feature columns.
 void check_ranks_every_item(ContextRun& run, Model& m) {
   torch::NoGradGuard no_grad;
-  const recbole::pipeline::ContextPipeline& p = run.pipeline;
+  const recbole::tasks::ContextPipeline& p = run.pipeline;
   const std::string& uid = p.schema().uid_field;
   const std::string& iid = p.schema().iid_field;
   const int64_t n = p.n_items(), users = 3;
@@ -139,7 +139,7 @@ void check_ranks_every_item(ContextRun& run, Model& m) {
 TEST_CASE("every context model satisfies the context model contract",
           "[models][contract][context]") {
   for (const auto& descriptor : recbole::models::registered_models()) {
-    if (descriptor.task != recbole::models::Task::kContext) continue;
+    if (descriptor.task != "context") continue;
     const std::string& name = descriptor.name;
     DYNAMIC_SECTION(name) {
       CHECK(descriptor.input == recbole::models::InputType::kPointwise);
@@ -184,7 +184,7 @@ TEST_CASE("xDeepFM's CIN is RecBole's width-1 convolution over [B, H·F, d]", "[
   XDeepFMProbe m(run.pipeline.model_context(run.device));
   m.eval();
   torch::NoGradGuard no_grad;
-  const auto& valid = static_cast<const recbole::evaluator::LabeledSource&>(run.pipeline.valid());
+  const auto& valid = static_cast<const recbole::tasks::LabeledSource&>(run.pipeline.valid());
   const recbole::data::Batch batch = run.device.place(valid.batch(0));
   auto params = m.named_parameters();
 
@@ -307,7 +307,7 @@ TEST_CASE("context models train a batch in parts to the whole batch's loss and g
   // BatchNorm (the whole batch's statistics) step whole.
   using recbole::models::ContextModel;
   for (const auto& descriptor : recbole::models::registered_models()) {
-    if (descriptor.task != recbole::models::Task::kContext) continue;
+    if (descriptor.task != "context") continue;
     const std::string& name = descriptor.name;
     DYNAMIC_SECTION(name) {
       ContextRun run(name);
@@ -358,7 +358,7 @@ TEST_CASE("FFM and FwFM read their fields map by feature name", "[context][model
     const std::vector<std::string> names = fields.names();  // E order
     REQUIRE(names.size() == 7);
     const recbole::data::Batch batch =
-        static_cast<const recbole::evaluator::LabeledSource&>(run.pipeline.valid()).batch(0);
+        static_cast<const recbole::tasks::LabeledSource&>(run.pipeline.valid()).batch(0);
     std::vector<torch::Tensor> view;
     for (const char* v : {"view0.", "view1."})
       view.push_back(
@@ -384,7 +384,7 @@ TEST_CASE("FFM and FwFM read their fields map by feature name", "[context][model
     const recbole::models::layers::ContextFields fields(run.pipeline.schema());
     const std::vector<std::string> names = fields.names();
     const recbole::data::Batch batch =
-        static_cast<const recbole::evaluator::LabeledSource&>(run.pipeline.valid()).batch(0);
+        static_cast<const recbole::tasks::LabeledSource&>(run.pipeline.valid()).batch(0);
     const torch::Tensor r = m->named_buffers()["pair_weights"];
     REQUIRE(r.sizes() == torch::IntArrayRef({2, 2}));
     const torch::Tensor e =
@@ -434,7 +434,7 @@ namespace {
 std::pair<torch::Tensor, recbole::data::Batch> first_rows(ContextRun& run, const Model& m,
                                                           int64_t d, int64_t rows) {
   const recbole::data::Batch batch =
-      static_cast<const recbole::evaluator::LabeledSource&>(run.pipeline.valid())
+      static_cast<const recbole::tasks::LabeledSource&>(run.pipeline.valid())
           .batch(0)
           .narrow(0, rows);
   const recbole::models::layers::ContextFields fields(run.pipeline.schema());
@@ -582,8 +582,7 @@ TEST_CASE("the evaluator ranks a context model's items under modes full and uni1
       recbole::evaluator::Evaluator ev(
           recbole::evaluator::evaluator_settings_from_config(run.config), run.device, dist,
           run.pipeline.n_items(), run.pipeline.item_train_count());
-      const auto& valid =
-          static_cast<const recbole::evaluator::RankingSource&>(run.pipeline.valid());
+      const auto& valid = static_cast<const recbole::tasks::RankingSource&>(run.pipeline.valid());
       const recbole::evaluator::RankingRecords rec =
           ev.collect(*m, valid, recbole::evaluator::Phase::kValid);
       REQUIRE(rec.n_users() == static_cast<int64_t>(valid.rows().size()));
@@ -625,7 +624,7 @@ TEST_CASE("a context model's AUC and LogLoss under uni100 score positives agains
   recbole::evaluator::Evaluator ev(recbole::evaluator::evaluator_settings_from_config(run.config),
                                    run.device, dist, run.pipeline.n_items(),
                                    run.pipeline.item_train_count());
-  const auto& test = static_cast<const recbole::evaluator::RankingSource&>(run.pipeline.test());
+  const auto& test = static_cast<const recbole::tasks::RankingSource&>(run.pipeline.test());
   const recbole::evaluator::ValueRecords rec =
       ev.collect_sampled_values(*m, test, recbole::evaluator::Phase::kTest);
   REQUIRE(rec.size() == static_cast<int64_t>(test.positives().nnz()) * 101);

@@ -15,10 +15,10 @@
 #include <torch/torch.h>
 
 #include "models/model.h"
+#include "recbole/runtime/checkpoint_file.h"
 #include "recbole/utils/atomic_write.h"
 #include "recbole/utils/error.h"
 #include "tests/models/model_fixture.h"
-#include "trainer/checkpoint_file.h"
 #include "trainer/resume_checkpoint.h"
 
 using recbole::data::Batch;

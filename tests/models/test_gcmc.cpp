@@ -116,5 +116,5 @@ TEST_CASE("GCMC: full sort returns exactly predict's class-1 logit, dropout only
                         dense_logits(*m, d, users, items).select(1, 1), 1e-4, 1e-5));
   // A training batch drops the cache: the next evaluation sees the new weights.
   torch::Tensor f, it;
-  CHECK(m->score_factors(&f, &it));
+  CHECK(recbole::testing::as<recbole::models::FactorScores>(*m).score_factors(&f, &it));
 }

@@ -321,7 +321,8 @@ TEST_CASE("CFKG's transe scores are minus the distance of user + buy to the item
   recbole::testing::scramble(*m, 0.5);
   check_predict_matches_full_sort(*m, h);
   torch::Tensor users, items;
-  CHECK_FALSE(m->score_factors(&users, &items));  // not an inner product
+  CHECK_FALSE(recbole::testing::as<recbole::models::FactorScores>(*m).score_factors(
+      &users, &items));  // not an inner product
   const torch::Tensor u = recbole::testing::param(*m, "user_embedding")[3] +
                           recbole::testing::param(*m, "relation_embedding")[d.kg.n_relations()];
   const torch::Tensor e = recbole::testing::param(*m, "entity_embedding")[5];
@@ -395,11 +396,12 @@ TEST_CASE("MKR walks its KG pass in every kge_interval-th epoch and ranks as it 
                                                             {"high_layers_num", "2"}}),
                      d);
       auto m = h.create();
-      REQUIRE(m->passes_per_epoch() == 2);
+      REQUIRE(recbole::testing::as<recbole::models::MultiPassEpoch>(*m).passes_per_epoch() == 2);
       for (int64_t e = 0; e < 5; ++e) {
-        CHECK(m->pass_batches(e, 0) == PassBatches::kMain);
-        CHECK(m->pass_batches(e, 1) ==
-              (e % 2 == 0 ? PassBatches::kKnowledgeGraph : PassBatches::kSkip));
+        CHECK(recbole::testing::as<recbole::models::MultiPassEpoch>(*m).pass_batches(e, 0) ==
+              PassBatches::kMain);
+        CHECK(recbole::testing::as<recbole::models::MultiPassEpoch>(*m).pass_batches(e, 1) ==
+              (e % 2 == 0 ? PassBatches::kAuxiliary : PassBatches::kSkip));
       }
       recbole::testing::scramble(*m, 0.5);
       check_predict_matches_full_sort(*m, h);
@@ -439,13 +441,15 @@ TEST_CASE("KTUP alternates blocks of recommendation and KG epochs", "[models][kn
     ModelHarness h(recbole::testing::model_config("KTUP", {}), d);  // (5, 5)
     auto m = h.create();
     for (int64_t e = 0; e < 20; ++e)
-      CHECK(m->pass_batches(e, 0) ==
-            (e % 10 < 5 ? PassBatches::kMain : PassBatches::kKnowledgeGraph));
+      CHECK(recbole::testing::as<recbole::models::MultiPassEpoch>(*m).pass_batches(e, 0) ==
+            (e % 10 < 5 ? PassBatches::kMain : PassBatches::kAuxiliary));
   }
   {
     ModelHarness h(recbole::testing::model_config("KTUP", {{"train_kg_step", "~"}}), d);
     auto m = h.create();
-    for (int64_t e = 0; e < 12; ++e) CHECK(m->pass_batches(e, 0) == PassBatches::kMain);
+    for (int64_t e = 0; e < 12; ++e)
+      CHECK(recbole::testing::as<recbole::models::MultiPassEpoch>(*m).pass_batches(e, 0) ==
+            PassBatches::kMain);
   }
 }
 

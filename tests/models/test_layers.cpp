@@ -10,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include "kernels/jit_gemm.h"
 #include "models/layers/attention.h"
 #include "models/layers/backward_parts.h"
 #include "models/layers/context_embedding.h"
@@ -22,7 +23,6 @@
 #include "models/layers/horizontal_conv.h"
 #include "models/layers/init.h"
 #include "models/layers/item_cross_entropy.h"
-#include "models/layers/jit_gemm.h"
 #include "models/layers/losses.h"
 #include "models/layers/narm_encoder.h"
 #include "models/layers/ngcf_layer.h"

@@ -61,10 +61,10 @@ TEST_CASE("LightGCN's loss is BPR on layer-averaged embeddings plus the ego-embe
   const torch::Tensor scores = m->full_sort_predict(recbole::testing::user_batch(h.device, {4}));
   CHECK(torch::allclose(scores, torch::mm(fu.slice(0, 4, 5), fi.t()), 1e-5, 1e-6));
   torch::Tensor fu2, fi2;
-  REQUIRE(m->score_factors(&fu2, &fi2));
+  REQUIRE(recbole::testing::as<recbole::models::FactorScores>(*m).score_factors(&fu2, &fi2));
   CHECK(torch::allclose(fu2, fu, 1e-5, 1e-6));
   m->calculate_loss(b);
-  CHECK_FALSE(m->score_factors(&fu2, &fi2));
+  CHECK_FALSE(recbole::testing::as<recbole::models::FactorScores>(*m).score_factors(&fu2, &fi2));
 }
 
 TEST_CASE("LightGCN refuses n_layers 0 naming the model and the key", "[models][lightgcn]") {
@@ -127,9 +127,9 @@ TEST_CASE("LightGCN's step without autograd equals autograd's loss and gradients
       torch::NoGradGuard no_grad;
       m->full_sort_predict(recbole::testing::user_batch(h.device, {4}));
       torch::Tensor fu, fi;
-      REQUIRE(m->score_factors(&fu, &fi));
+      REQUIRE(recbole::testing::as<recbole::models::FactorScores>(*m).score_factors(&fu, &fi));
       m->direct_backward(b);
-      CHECK_FALSE(m->score_factors(&fu, &fi));
+      CHECK_FALSE(recbole::testing::as<recbole::models::FactorScores>(*m).score_factors(&fu, &fi));
     }
   }
 }

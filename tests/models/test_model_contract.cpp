@@ -14,12 +14,14 @@
 #include <torch/torch.h>
 
 #include "models/model.h"
-#include "recbole/evaluator/evaluator.h"
-#include "recbole/pipeline/kg_triple_source.h"
-#include "recbole/pipeline/training_source.h"
-#include "recbole/utils/dist.h"
+#include "recbole/runtime/dist.h"
 #include "recbole/utils/error.h"
+#include "tasks/general/interaction_sources.h"
+#include "tasks/knowledge/kg_triple_source.h"
+#include "tasks/task_family.h"
+#include "tasks/training_source.h"
 #include "tests/models/model_fixture.h"
+#include "trainer/evaluator.h"
 
 using recbole::models::Model;
 using recbole::testing::all_scores;
@@ -43,16 +45,15 @@ void train(Model& m, const TinyData& d, const recbole::DeviceManager& device,
     for (const int32_t* it = d.train.row_begin(u); it != d.train.row_end(u); ++it)
       users.push_back(u), items.push_back(*it);
   const std::vector<int64_t> counts = d.train.item_degrees();
-  recbole::pipeline::SourceSettings settings =
-      recbole::pipeline::source_settings_from_config(config, 0, 1);
+  recbole::tasks::SourceSettings settings =
+      recbole::tasks::source_settings_from_config(config, 0, 1);
   settings.batch_size = static_cast<int64_t>(users.size()) / 3;
-  std::unique_ptr<recbole::pipeline::TrainingSource> source =
-      recbole::pipeline::make_training_source(m.input_type(), m.name(),
-                                              {users, items, d.train, counts}, settings);
+  std::unique_ptr<recbole::tasks::TrainingSource> source = recbole::tasks::make_training_source(
+      m.input_type(), m.name(), {users, items, d.train, counts}, settings);
   REQUIRE(source != nullptr);
   // Knowledge models that train on the KG get its triples beside each batch.
-  if (m.descriptor().kg_batches)
-    source = std::make_unique<recbole::pipeline::KgTripleSource>(std::move(source), d.kg, settings);
+  if (m.descriptor().auxiliary_batches)
+    source = std::make_unique<recbole::tasks::KgTripleSource>(std::move(source), d.kg, settings);
   source->start_epoch(0);
   recbole::data::Batch batch;
   for (int b = 0; b < 3 && source->next(batch); ++b) {
@@ -84,10 +85,10 @@ TEST_CASE("every registered model satisfies the model contract", "[models][contr
       {"NCEPLRec", {{"rank", "10"}}}};
   for (const auto& descriptor : models) {
     // Sequential models rank samples of sequences: test_sequential_models.cpp.
-    if (descriptor.task == recbole::models::Task::kSequential) continue;
+    if (descriptor.task == "sequential") continue;
     const std::string& name = descriptor.name;
     // Context models score labelled feature rows: tests/models/test_context_contract.cpp.
-    if (descriptor.task == recbole::models::Task::kContext) continue;
+    if (descriptor.task == "context") continue;
     DYNAMIC_SECTION(name) {
       CHECK_FALSE(descriptor.description.empty());
       const auto overrides = fit_tiny.find(name);
@@ -141,7 +142,7 @@ TEST_CASE("every registered model satisfies the model contract", "[models][contr
       es.topk = {10};
       recbole::evaluator::Evaluator evaluator(es, h.device, dist, d.n_items,
                                               d.train.item_degrees());
-      auto rec = evaluator.collect(*m, recbole::evaluator::UserRankingSource(d.valid, &d.train));
+      auto rec = evaluator.collect(*m, recbole::tasks::UserRankingSource(d.valid, &d.train));
       const auto evaluated = d.valid.nonempty_users();
       REQUIRE(rec.n_users() == static_cast<int64_t>(evaluated.size()));
       for (size_t r = 0; r < evaluated.size(); ++r)
@@ -197,8 +198,7 @@ TEST_CASE("docs/models.md lists every registered model with its task and input t
   for (const auto& d : recbole::models::registered_models()) {
     // Test models registered by other test files are not shipped.
     if (d.description.rfind("test:", 0) == 0) continue;
-    const std::string prefix = std::string("| ") + d.name + " | " +
-                               recbole::models::task_name(d.task) + " | " +
+    const std::string prefix = std::string("| ") + d.name + " | " + d.task + " | " +
                                recbole::models::input_type_name(d.input) + " | ";
     INFO(prefix);
     CHECK(std::any_of(rows.begin(), rows.end(),
@@ -207,7 +207,7 @@ TEST_CASE("docs/models.md lists every registered model with its task and input t
 }
 
 TEST_CASE("--help text lists models by task with their input type", "[models]") {
-  const std::string help = recbole::models::models_help_text();
+  const std::string help = recbole::tasks::models_help_text();
   REQUIRE(help.find("  general:\n") != std::string::npos);
   REQUIRE(help.find("BPR") != std::string::npos);
   REQUIRE(help.find("pairwise") != std::string::npos);

@@ -11,8 +11,9 @@
 
 #include "models/model.h"
 #include "recbole/data/dense_rows.h"
-#include "recbole/pipeline/training_source.h"
 #include "recbole/utils/error.h"
+#include "tasks/general/interaction_sources.h"
+#include "tasks/training_source.h"
 #include "tests/models/model_fixture.h"
 
 using recbole::data::Batch;
@@ -113,9 +114,9 @@ TEST_CASE("NeuMF: bad keys are ConfigErrors naming the model and the key", "[mod
   const std::vector<int32_t> users{1, 2}, items{3, 4};
   const std::vector<int64_t> counts = d.train.item_degrees();
   try {
-    recbole::pipeline::make_training_source(
+    recbole::tasks::make_training_source(
         recbole::models::InputType::kPointwise, "NeuMF", {users, items, d.train, counts},
-        recbole::pipeline::source_settings_from_config(h.config, 0, 1));
+        recbole::tasks::source_settings_from_config(h.config, 0, 1));
     FAIL("no ConfigError");
   } catch (const recbole::ConfigError& e) {
     const std::string what = e.what();

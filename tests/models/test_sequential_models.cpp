@@ -18,10 +18,10 @@
 #include "recbole/config/eval_mode.h"
 #include "recbole/config/model_keys.h"
 #include "recbole/data/sequence_store.h"
-#include "recbole/evaluator/evaluator.h"
-#include "recbole/pipeline/sequential_pipeline.h"
-#include "recbole/utils/dist.h"
+#include "recbole/runtime/dist.h"
+#include "tasks/sequential/sequential_pipeline.h"
 #include "tests/models/model_fixture.h"
+#include "trainer/evaluator.h"
 
 using recbole::data::SequenceStore;
 using recbole::models::Model;
@@ -47,7 +47,7 @@ SequenceStore tiny_sequences(int64_t max_len) {
 struct SeqHarness {
   recbole::config::Config config;
   recbole::DeviceManager device;
-  recbole::pipeline::SequentialPipeline pipeline;
+  recbole::tasks::SequentialPipeline pipeline;
   recbole::models::ModelContext ctx;
 
   SeqHarness(const std::string& model, std::vector<std::pair<std::string, std::string>> extra = {})
@@ -88,7 +88,7 @@ struct SeqHarness {
   // Scores of the test samples `rows` (CPU).
   torch::Tensor scores(Model& m, const std::vector<int64_t>& rows) {
     torch::NoGradGuard no_grad;
-    const auto& src = static_cast<const recbole::pipeline::SequenceRankingSource&>(pipeline.test());
+    const auto& src = static_cast<const recbole::tasks::SequenceRankingSource&>(pipeline.test());
     return recbole::DeviceManager::to_host(m.full_sort_predict(device.place(src.batch(rows))));
   }
 };
@@ -97,7 +97,7 @@ struct SeqHarness {
 
 TEST_CASE("every sequential model satisfies the model contract", "[models][contract][sequential]") {
   for (const auto& descriptor : recbole::models::registered_models()) {
-    if (descriptor.task != recbole::models::Task::kSequential) continue;
+    if (descriptor.task != "sequential") continue;
     const std::string& name = descriptor.name;
     DYNAMIC_SECTION(name) {
       CHECK_FALSE(descriptor.description.empty());
@@ -118,7 +118,7 @@ TEST_CASE("every sequential model satisfies the model contract", "[models][contr
       {
         torch::NoGradGuard no_grad;
         const auto& src =
-            static_cast<const recbole::pipeline::SequenceRankingSource&>(h.pipeline.test());
+            static_cast<const recbole::tasks::SequenceRankingSource&>(h.pipeline.test());
         recbole::data::Batch b = src.batch(rows);
         b.items = torch::tensor({5, 2, 12, 29}, torch::kInt64);
         const torch::Tensor p = recbole::DeviceManager::to_host(m->predict(h.device.place(b)));
@@ -129,8 +129,9 @@ TEST_CASE("every sequential model satisfies the model contract", "[models][contr
         for (int64_t r = 0; r < 3 * 150; ++r) block.push_back((r % 150) % 30);
         recbole::data::Batch c = src.batch(block);
         c.items = torch::randint(1, 30, {3 * 150}, torch::kInt64);
-        const torch::Tensor pc =
-            recbole::DeviceManager::to_host(m->predict_candidates(h.device.place(c), 3));
+        const torch::Tensor pc = recbole::DeviceManager::to_host(
+            recbole::testing::as<recbole::models::CandidateScores>(*m).predict_candidates(
+                h.device.place(c), 3));
         CHECK(torch::allclose(pc, recbole::DeviceManager::to_host(m->predict(h.device.place(c))),
                               1e-5, atol));
       }
@@ -140,7 +141,7 @@ TEST_CASE("every sequential model satisfies the model contract", "[models][contr
       es.metrics = {"mrr"};
       es.topk = {5};
       recbole::evaluator::Evaluator ev(es, h.device, dist, 30, h.pipeline.item_train_count());
-      const auto& valid = static_cast<const recbole::evaluator::RankingSource&>(h.pipeline.valid());
+      const auto& valid = static_cast<const recbole::tasks::RankingSource&>(h.pipeline.valid());
       CHECK(ev.collect(*m, valid).n_users() == static_cast<int64_t>(valid.rows().size()));
       // Sampled evaluation (uniN, popN) ranks each sample's target among N sampled items.
       for (const char* mode : {"uni10", "pop10"}) {
@@ -177,8 +178,7 @@ TEST_CASE("sequential models train a batch in parts to the whole batch's loss an
   // (eval mode), so that the parts' dropout keys do not enter; BERT4Rec's masks are drawn per
   // row in batch order, so its loss depends on the order and is left out.
   for (const auto& descriptor : recbole::models::registered_models()) {
-    if (descriptor.task != recbole::models::Task::kSequential || descriptor.name == "BERT4Rec")
-      continue;
+    if (descriptor.task != "sequential" || descriptor.name == "BERT4Rec") continue;
     DYNAMIC_SECTION(descriptor.name) {
       SeqHarness h(descriptor.name);
       std::shared_ptr<Model> m = h.create();
@@ -378,8 +378,7 @@ TEST_CASE("NextItNet's blocks are causal dilated convolutions, written out by ha
       CHECK_FALSE(
           torch::allclose(other.select(1, 5), all.select(1, 5)));  // the last column sees it
     }
-    const auto& src =
-        static_cast<const recbole::pipeline::SequenceRankingSource&>(h.pipeline.test());
+    const auto& src = static_cast<const recbole::tasks::SequenceRankingSource&>(h.pipeline.test());
     const recbole::data::Batch b = h.device.place(src.batch({0, 1, 2, 3}));
     const torch::Tensor ce = torch::nn::functional::cross_entropy(m->full_sort_predict(b), b.items);
     double norms = 0;
@@ -409,7 +408,7 @@ TEST_CASE("CORE's session is a weighted sum of its item vectors, scored by cosin
       auto& core = dynamic_cast<recbole::models::CORE&>(*m);
       torch::NoGradGuard no_grad;
       const auto& src =
-          static_cast<const recbole::pipeline::SequenceRankingSource&>(h.pipeline.test());
+          static_cast<const recbole::tasks::SequenceRankingSource&>(h.pipeline.test());
       const recbole::data::Batch b = h.device.place(src.batch({0, 5, 11, 23}));
       const torch::Tensor table = m->named_parameters()["item_embedding"];
       const int64_t longest = b.item_seq_len.max().item<int64_t>();

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "recbole/config/config.h"
-#include "recbole/quick_start.h"
+#include "run/run_recbole.h"
 
 namespace recbole::testing {
 

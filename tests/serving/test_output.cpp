@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "recbole/serving/output.h"
+#include "serving/output.h"
 
 using recbole::serving::append_json_string;
 using recbole::serving::append_score;

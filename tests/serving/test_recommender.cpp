@@ -15,17 +15,18 @@
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
 #include "recbole/data/split.h"
-#include "recbole/evaluator/evaluator.h"
-#include "recbole/pipeline/context_pipeline.h"
-#include "recbole/pipeline/sequential_pipeline.h"
-#include "recbole/pipeline/task_pipeline.h"
-#include "recbole/serving/checkpoint_sections.h"
-#include "recbole/serving/recommender.h"
+#include "recbole/runtime/checkpoint_file.h"
+#include "recbole/runtime/device_manager.h"
+#include "recbole/runtime/dist.h"
 #include "recbole/utils/atomic_write.h"
-#include "recbole/utils/device_manager.h"
-#include "recbole/utils/dist.h"
+#include "serving/recommender.h"
+#include "tasks/context/context_pipeline.h"
+#include "tasks/sequential/sequential_pipeline.h"
+#include "tasks/serving_section.h"
+#include "tasks/task_family.h"
+#include "tasks/task_pipeline.h"
 #include "tests/serving/serving_test_util.h"
-#include "trainer/checkpoint_file.h"
+#include "trainer/evaluator.h"
 
 using recbole::Recommender;
 using recbole::testing::TempDir;
@@ -41,7 +42,7 @@ struct EvaluatorSide {
   recbole::config::Config config;
   recbole::data::Dataset dataset;
   recbole::data::SplitDataset split;
-  std::unique_ptr<recbole::pipeline::TaskPipeline> task;
+  std::unique_ptr<recbole::tasks::TaskPipeline> task;
   recbole::DeviceManager device;
   std::shared_ptr<recbole::models::Model> model;
 
@@ -50,8 +51,9 @@ struct EvaluatorSide {
         dataset(recbole::data::Dataset::load(recbole::data::DatasetOptions::from_config(config))),
         split(recbole::data::split_dataset(dataset,
                                            recbole::data::DatasetOptions::from_config(config))),
-        task(recbole::pipeline::make_task_pipeline(recbole::models::find_model(config.model()).task,
-                                                   config, dataset, split)),
+        task(recbole::tasks::make_task_pipeline(
+            recbole::tasks::find_family(recbole::models::find_model(config.model()).task), config,
+            dataset, std::make_shared<const recbole::data::SplitDataset>(split))),
         device(cpu()) {
     model = recbole::models::create_model(config.model(), task->model_context(device));
     torch::serialize::InputArchive archive;
@@ -99,7 +101,7 @@ void compare_with_evaluator(const std::string& name, EvaluatorSide& side, const 
   es.topk = {kK};
   recbole::evaluator::Evaluator ev(es, side.device, dist, side.task->n_items(),
                                    side.task->item_train_count());
-  const recbole::evaluator::UserRankingSource source(positives, &train);
+  const recbole::tasks::UserRankingSource source(positives, &train);
   const recbole::evaluator::RankingRecords records = ev.collect(*side.model, source);
   const std::vector<int32_t> users = positives.nonempty_users();
   REQUIRE(records.n_users() == static_cast<int64_t>(users.size()));
@@ -184,9 +186,9 @@ void check_same_list(const Recommender::IdList& got, const std::vector<int32_t>&
 // scored from their whole sequence (training, valid and test items, the last
 // MAX_ITEM_LIST_LENGTH of them), their training items excluded.
 void compare_sequential(const std::string& name, EvaluatorSide& side, const Recommender& rec) {
-  const auto& seq = dynamic_cast<const recbole::pipeline::SequentialPipeline&>(*side.task);
+  const auto& seq = dynamic_cast<const recbole::tasks::SequentialPipeline&>(*side.task);
   const recbole::data::SequenceStore& store = seq.store();
-  const auto& test = static_cast<const recbole::evaluator::RankingSource&>(side.task->test());
+  const auto& test = static_cast<const recbole::tasks::RankingSource&>(side.task->test());
   const int64_t n_items = side.task->n_items();
   int64_t compared = 0;
   for (int64_t r = 0; r < static_cast<int64_t>(test.rows().size()); r += 7) {
@@ -240,7 +242,7 @@ void compare_sequential(const std::string& name, EvaluatorSide& side, const Reco
 // user u is the model's prediction for that row as the pipeline builds it (the same features);
 // the list excludes u's training items and the model cannot score an item history.
 void compare_context(const std::string& name, EvaluatorSide& side, const Recommender& rec) {
-  const auto& test = static_cast<const recbole::evaluator::LabeledSource&>(side.task->test());
+  const auto& test = static_cast<const recbole::tasks::LabeledSource&>(side.task->test());
   const recbole::data::Batch b = test.batch(0);
   torch::Tensor expected;
   {
@@ -277,7 +279,7 @@ TEST_CASE("every registered model: a fresh Recommender from the checkpoint ranks
     const std::string& name = descriptor.name;
     DYNAMIC_SECTION(name) {
       TempDir dir("recbole_serving_" + name);
-      if (descriptor.task == recbole::models::Task::kSequential) {
+      if (descriptor.task == "sequential") {
         const std::vector<std::pair<std::string, std::string>> timed = {
             {"load_col", "{inter: [user_id, item_id, timestamp]}"},
             {"MAX_ITEM_LIST_LENGTH", "8"}};  // below every user's length: inputs are cut
@@ -290,7 +292,7 @@ TEST_CASE("every registered model: a fresh Recommender from the checkpoint ranks
         compare_sequential(name, side, *rec);
         continue;
       }
-      if (descriptor.task == recbole::models::Task::kContext) {
+      if (descriptor.task == "context") {
         const std::vector<std::pair<std::string, std::string>> features = {
             {"load_col",
              "{inter: [user_id, item_id, rating], user: [user_id, age], item: [item_id, genre, "
@@ -304,8 +306,7 @@ TEST_CASE("every registered model: a fresh Recommender from the checkpoint ranks
         continue;
       }
       // Knowledge models rank users' items as general ones do (their checkpoint adds the KG).
-      REQUIRE((descriptor.task == recbole::models::Task::kGeneral ||
-               descriptor.task == recbole::models::Task::kKnowledge));
+      REQUIRE((descriptor.task == "general" || descriptor.task == "knowledge"));
       const std::string checkpoint = train_checkpoint(name, dir);
       REQUIRE_FALSE(checkpoint.empty());
       REQUIRE(std::filesystem::exists(checkpoint));

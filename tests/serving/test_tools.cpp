@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "recbole/serving/recommender.h"
+#include "serving/recommender.h"
 #include "tests/serving/http_test_client.h"
 #include "tests/serving/serving_test_util.h"
 

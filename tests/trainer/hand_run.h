@@ -9,11 +9,11 @@
 #include "models/model.h"
 #include "recbole/config/config.h"
 #include "recbole/data/split.h"
-#include "recbole/evaluator/evaluator.h"
-#include "recbole/pipeline/general_pipeline.h"
-#include "recbole/utils/device_manager.h"
-#include "recbole/utils/dist.h"
+#include "recbole/runtime/device_manager.h"
+#include "recbole/runtime/dist.h"
+#include "tasks/general/general_pipeline.h"
 #include "tests/models/model_fixture.h"
+#include "trainer/evaluator.h"
 #include "trainer/trainer.h"
 
 namespace recbole::testing {
@@ -44,8 +44,8 @@ inline data::Split split_of(const Pairs& pairs) {
 // The model config.model() on the pairs (ids from 1; 0 = pad), its weights seeded with `seed`.
 struct HandRun {
   // wrap: replaces the training source (a test's decorator around the real one).
-  using Wrap = std::function<std::unique_ptr<pipeline::TrainingSource>(
-      std::unique_ptr<pipeline::TrainingSource>)>;
+  using Wrap =
+      std::function<std::unique_ptr<tasks::TrainingSource>(std::unique_ptr<tasks::TrainingSource>)>;
 
   HandRun(const config::Config& config, int64_t n_users, int64_t n_items, const Pairs& train,
           const Pairs& valid, const Pairs& test, uint64_t seed,
@@ -60,18 +60,18 @@ struct HandRun {
            task.item_train_count()),
         trainer(config, *model, dm, dist, source.get(), ev, {task.valid(), task.test()}) {}
 
-  static std::unique_ptr<pipeline::TrainingSource> wrapped(
-      std::unique_ptr<pipeline::TrainingSource> source, const Wrap& wrap) {
+  static std::unique_ptr<tasks::TrainingSource> wrapped(
+      std::unique_ptr<tasks::TrainingSource> source, const Wrap& wrap) {
     return wrap && source ? wrap(std::move(source)) : std::move(source);
   }
 
   DeviceManager dm;
   Dist dist;
   data::SplitDataset split;
-  pipeline::GeneralPipeline task;
+  tasks::GeneralPipeline task;
   models::ModelContext ctx;
   std::shared_ptr<models::Model> model;
-  std::unique_ptr<pipeline::TrainingSource> source;
+  std::unique_ptr<tasks::TrainingSource> source;
   evaluator::Evaluator ev;
   trainer::Trainer trainer;
 };

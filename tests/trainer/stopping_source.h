@@ -5,15 +5,15 @@
 
 #include <memory>
 
-#include "recbole/pipeline/task_pipeline.h"
 #include "recbole/utils/stop_signal.h"
+#include "tasks/task_pipeline.h"
 
 namespace recbole::testing {
 
 // Passes the batches of the real source through and asks the run to stop (as SIGTERM would)
 // when the `stop_at`-th batch (counted from 1 over the whole run) is handed out: the trainer
 // finishes that batch, then stops.
-class StoppingSource : public pipeline::TrainingSource {
+class StoppingSource : public tasks::TrainingSource {
  public:
   StoppingSource(std::unique_ptr<TrainingSource> inner, int64_t stop_at)
       : inner_(std::move(inner)), stop_at_(stop_at) {}
@@ -26,7 +26,7 @@ class StoppingSource : public pipeline::TrainingSource {
   int64_t batches_per_epoch() const override { return inner_->batches_per_epoch(); }
   void skip_batches(int64_t n) override { inner_->skip_batches(n); }
   data::TrainBatcher* sampled_pair_batcher() override { return inner_->sampled_pair_batcher(); }
-  bool set_candidate_scorer(pipeline::CandidateScorer scorer) override {
+  bool set_candidate_scorer(tasks::CandidateScorer scorer) override {
     return inner_->set_candidate_scorer(std::move(scorer));
   }
   void use_batches(models::PassBatches b) override { inner_->use_batches(b); }

@@ -16,14 +16,14 @@
 #include "recbole/data/dataset.h"
 #include "recbole/data/sequence_store.h"
 #include "recbole/data/split.h"
-#include "recbole/evaluator/evaluator.h"
-#include "recbole/pipeline/context_pipeline.h"
-#include "recbole/pipeline/knowledge_pipeline.h"
-#include "recbole/pipeline/sequential_pipeline.h"
-#include "recbole/utils/dist.h"
+#include "recbole/runtime/dist.h"
 #include "recbole/utils/stop_signal.h"
+#include "tasks/context/context_pipeline.h"
+#include "tasks/knowledge/knowledge_pipeline.h"
+#include "tasks/sequential/sequential_pipeline.h"
 #include "tests/models/model_fixture.h"
 #include "tests/trainer/stopping_source.h"
+#include "trainer/evaluator.h"
 #include "trainer/trainer.h"
 
 namespace fs = std::filesystem;
@@ -48,7 +48,7 @@ struct TaskOutcome {
 
 // Trains `model` through `task` from seed 11; stops after the `stop_at`-th batch (0: never);
 // resumes from `resume` when given.
-TaskOutcome run(const recbole::config::Config& config, const recbole::pipeline::TaskPipeline& task,
+TaskOutcome run(const recbole::config::Config& config, const recbole::tasks::TaskPipeline& task,
                 int64_t stop_at, const std::string& resume) {
   recbole::clear_stop_request();
   recbole::DeviceSettings settings;
@@ -58,7 +58,7 @@ TaskOutcome run(const recbole::config::Config& config, const recbole::pipeline::
   dm.seed(11);
   const std::string& model = config.model();
   auto m = recbole::models::create_model(model, task.model_context(dm));
-  std::unique_ptr<recbole::pipeline::TrainingSource> source =
+  std::unique_ptr<recbole::tasks::TrainingSource> source =
       task.training_source(m->input_type(), model, 0, 1);
   if (stop_at > 0)
     source = std::make_unique<recbole::testing::StoppingSource>(std::move(source), stop_at);
@@ -123,7 +123,7 @@ TEST_CASE("a sequential model stopped mid-epoch resumes bit for bit",
         };
         auto train = [](const recbole::config::Config& config, int64_t stop_at,
                         const std::string& resume) {
-          const recbole::pipeline::SequentialPipeline task(config, sequences(5), 40, 30);
+          const recbole::tasks::SequentialPipeline task(config, sequences(5), 40, 30);
           return run(config, task, stop_at, resume);
         };
         std::string tag = std::string(model) + "-" + loss;
@@ -165,7 +165,7 @@ auto run_loaded(const recbole::config::Config& config, int64_t stop_at, const st
 TEST_CASE("every context model stopped mid-epoch resumes bit for bit",
           "[trainer][resume][context]") {
   for (const auto& d : recbole::models::registered_models()) {
-    if (d.task != recbole::models::Task::kContext) continue;
+    if (d.task != "context") continue;
     DYNAMIC_SECTION(d.name) {
       // ml-100k's ratings of 1 and 5 only (labels 0 and 1), 8192 rows a batch: 3 batches an
       // epoch, stopped after the fifth (the second of the second epoch).
@@ -175,7 +175,7 @@ TEST_CASE("every context model stopped mid-epoch resumes bit for bit",
                               {"train_batch_size", "8192"},
                               {"eval_batch_size", "8192"}});
       };
-      check_resumes(d.name, config_in, run_loaded<recbole::pipeline::ContextPipeline>, 5);
+      check_resumes(d.name, config_in, run_loaded<recbole::tasks::ContextPipeline>, 5);
     }
   }
 }
@@ -192,7 +192,7 @@ TEST_CASE("a context model with dynamic negative sampling stopped mid-epoch resu
          {"train_neg_sample_args",
           "{distribution: uniform, sample_num: 2, dynamic: true, candidate_num: 3}"}});
   };
-  check_resumes("FM-dynamic", config_in, run_loaded<recbole::pipeline::ContextPipeline>, 5);
+  check_resumes("FM-dynamic", config_in, run_loaded<recbole::tasks::ContextPipeline>, 5);
 }
 
 namespace {
@@ -210,7 +210,7 @@ void check_knowledge_resumes(const std::string& model,
     overrides.insert(overrides.end(), extra.begin(), extra.end());
     return ml100k_config(model, dir, overrides);
   };
-  check_resumes(model, config_in, run_loaded<recbole::pipeline::KnowledgePipeline>, 4);
+  check_resumes(model, config_in, run_loaded<recbole::tasks::KnowledgePipeline>, 4);
 }
 
 }  // namespace
@@ -221,7 +221,7 @@ void check_knowledge_resumes(const std::string& model,
 TEST_CASE("every knowledge model stopped mid-epoch resumes bit for bit",
           "[trainer][resume][knowledge]") {
   for (const auto& d : recbole::models::registered_models()) {
-    if (d.task != recbole::models::Task::kKnowledge || d.name == "MCCLK") continue;
+    if (d.task != "knowledge" || d.name == "MCCLK") continue;
     DYNAMIC_SECTION(d.name) { check_knowledge_resumes(d.name); }
   }
 }

@@ -119,7 +119,7 @@ namespace {
 
 // Passes the batches of the real source through, but draws no dynamic negatives (as a source
 // that samples none, the user rows', does not).
-class StaticOnlySource : public recbole::pipeline::TrainingSource {
+class StaticOnlySource : public recbole::tasks::TrainingSource {
  public:
   explicit StaticOnlySource(std::unique_ptr<TrainingSource> inner) : inner_(std::move(inner)) {}
   void start_epoch(int64_t epoch) override { inner_->start_epoch(epoch); }

@@ -5,9 +5,9 @@
 #include <iostream>
 
 #include "recbole/config/model_keys.h"
-#include "recbole/quick_start.h"
 #include "recbole/utils/error.h"
 #include "recbole/version.h"
+#include "run/run_recbole.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {
