@@ -44,7 +44,7 @@ enum class InputType {
   kPairwise,   // users, items (positive), neg_items
   kPointwise,  // users, items, labels (1 for observed, 0 for sampled negatives)
   kUserRows,   // users and history (their training rows, dense per batch)
-  kNextItem,   // item_seq, item_seq_len, items (the target)
+  kNextItem,   // item sequences and their lengths (models/layers/sequence.h), items (the target)
   kFitOnce,    // no batches: fit() on the training matrix
 };
 const char* input_type_name(InputType type);  // "pairwise", "pointwise", ...

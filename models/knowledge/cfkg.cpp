@@ -29,13 +29,14 @@ torch::Tensor CFKG::anchors(const torch::Tensor& users) const {
 }
 
 torch::Tensor CFKG::calculate_loss(const data::Batch& batch) {
-  const torch::Tensor a = torch::cat(
-      {anchors(batch.users), entity_embedding_.index_select(0, batch.kg_heads) +
-                                 relation_embedding_.index_select(0, batch.kg_relations)});
+  const torch::Tensor a =
+      torch::cat({anchors(batch.users),
+                  entity_embedding_.index_select(0, batch.column(layers::kKgHeads)) +
+                      relation_embedding_.index_select(0, batch.column(layers::kKgRelations))});
   const torch::Tensor p =
-      entity_embedding_.index_select(0, torch::cat({batch.items, batch.kg_tails}));
-  const torch::Tensor n =
-      entity_embedding_.index_select(0, torch::cat({batch.neg_items, batch.kg_neg_tails}));
+      entity_embedding_.index_select(0, torch::cat({batch.items, batch.column(layers::kKgTails)}));
+  const torch::Tensor n = entity_embedding_.index_select(
+      0, torch::cat({batch.neg_items, batch.column(layers::kKgNegTails)}));
   if (transe_)
     return F::triplet_margin_loss(a, p, n, F::TripletMarginLossFuncOptions().margin(margin_));
   return (F::softplus(-(a * p).sum(1)) + F::softplus((a * n).sum(1))).mean();

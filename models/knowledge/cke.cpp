@@ -42,16 +42,19 @@ torch::Tensor CKE::calculate_loss(const data::Batch& batch) {
   const torch::Tensor rec = layers::bpr_loss((u * pos).sum(1), (u * neg).sum(1));
 
   // The three entity columns projected together, each row by its triple's relation.
-  const int64_t b = batch.kg_heads.size(0);
-  const torch::Tensor ents = torch::cat({batch.kg_heads, batch.kg_tails, batch.kg_neg_tails});
+  const int64_t b = batch.column(layers::kKgHeads).size(0);
+  const torch::Tensor ents =
+      torch::cat({batch.column(layers::kKgHeads), batch.column(layers::kKgTails),
+                  batch.column(layers::kKgNegTails)});
   const torch::Tensor projected =
       F::normalize(layers::transr_project(entity_embedding_.index_select(0, ents), trans_w_,
-                                          batch.kg_relations.repeat({3}), kg_size_),
+                                          batch.column(layers::kKgRelations).repeat({3}), kg_size_),
                    F::NormalizeFuncOptions().dim(1));
   const torch::Tensor h = projected.narrow(0, 0, b), t_pos = projected.narrow(0, b, b),
                       t_neg = projected.narrow(0, 2 * b, b);
-  const torch::Tensor r = F::normalize(relation_embedding_.index_select(0, batch.kg_relations),
-                                       F::NormalizeFuncOptions().dim(1));
+  const torch::Tensor r =
+      F::normalize(relation_embedding_.index_select(0, batch.column(layers::kKgRelations)),
+                   F::NormalizeFuncOptions().dim(1));
   const torch::Tensor d_pos = (h + r - t_pos).pow(2).sum(1);
   const torch::Tensor d_neg = (h + r - t_neg).pow(2).sum(1);
   const torch::Tensor kg = layers::bpr_loss(d_neg, d_pos);

@@ -166,14 +166,16 @@ std::pair<torch::Tensor, torch::Tensor> KGAT::evaluation_factors() {
 torch::Tensor KGAT::calculate_loss(const data::Batch& batch) {
   drop_factors();
   if (!batch.users.defined()) {  // the KG pass: TransR on the ego rows
-    const int64_t b = batch.kg_heads.size(0);
-    const torch::Tensor ents = torch::cat({batch.kg_heads, batch.kg_tails, batch.kg_neg_tails});
+    const int64_t b = batch.column(layers::kKgHeads).size(0);
+    const torch::Tensor ents =
+        torch::cat({batch.column(layers::kKgHeads), batch.column(layers::kKgTails),
+                    batch.column(layers::kKgNegTails)});
     const torch::Tensor projected =
         layers::transr_project(entity_embedding_.index_select(0, ents), trans_w_,
-                               batch.kg_relations.repeat({3}), kg_size_);
+                               batch.column(layers::kKgRelations).repeat({3}), kg_size_);
     const torch::Tensor h = projected.narrow(0, 0, b), t_pos = projected.narrow(0, b, b),
                         t_neg = projected.narrow(0, 2 * b, b);
-    const torch::Tensor r = relation_embedding_.index_select(0, batch.kg_relations);
+    const torch::Tensor r = relation_embedding_.index_select(0, batch.column(layers::kKgRelations));
     const torch::Tensor d_pos = (h + r - t_pos).pow(2).sum(1);
     const torch::Tensor d_neg = (h + r - t_neg).pow(2).sum(1);
     return F::softplus(d_pos - d_neg).mean() + reg_weight_ * layers::emb_loss({h, r, t_pos, t_neg});

@@ -131,18 +131,21 @@ torch::Tensor KTUP::calculate_loss(const data::Batch& batch) {
 }
 
 torch::Tensor KTUP::kg_loss(const data::Batch& batch) {
-  const torch::Tensor h = entity_embedding_.index_select(0, batch.kg_heads);
-  const torch::Tensor t_pos = entity_embedding_.index_select(0, batch.kg_tails);
-  const torch::Tensor t_neg = entity_embedding_.index_select(0, batch.kg_neg_tails);
-  const torch::Tensor r = relation_embedding_.index_select(0, batch.kg_relations);
-  const torch::Tensor n = relation_norm_embedding_.index_select(0, batch.kg_relations);
+  const torch::Tensor h = entity_embedding_.index_select(0, batch.column(layers::kKgHeads));
+  const torch::Tensor t_pos = entity_embedding_.index_select(0, batch.column(layers::kKgTails));
+  const torch::Tensor t_neg = entity_embedding_.index_select(0, batch.column(layers::kKgNegTails));
+  const torch::Tensor r = relation_embedding_.index_select(0, batch.column(layers::kKgRelations));
+  const torch::Tensor n =
+      relation_norm_embedding_.index_select(0, batch.column(layers::kKgRelations));
   const torch::Tensor h_p = transh_project(h, n);
   const torch::Tensor pos = -distance(h_p + r - transh_project(t_pos, n));
   const torch::Tensor neg = -distance(h_p + r - transh_project(t_neg, n));
   const torch::Tensor ranking = torch::relu(margin_ - (pos - neg)).mean();
   torch::Tensor loss =
       kg_weight_ * (ranking + orthogonal_loss(r, n) + emb_margin_loss({h, t_pos, t_neg, r}));
-  const torch::Tensor ids = torch::cat({batch.kg_heads, batch.kg_tails, batch.kg_neg_tails});
+  const torch::Tensor ids =
+      torch::cat({batch.column(layers::kKgHeads), batch.column(layers::kKgTails),
+                  batch.column(layers::kKgNegTails)});
   const torch::Tensor items = ids.masked_select(ids < n_items());
   if (items.numel() > 0) loss = loss + align_weight_ * align_loss(items);
   return loss;

@@ -92,15 +92,17 @@ torch::Tensor MKR::calculate_loss(const data::Batch& batch) {
 }
 
 torch::Tensor MKR::kg_loss(const data::Batch& batch) {
-  const torch::Tensor h = cross_compress(item_embedding_.index_select(0, batch.kg_heads),
-                                         entity_embedding_.index_select(0, batch.kg_heads))
-                              .second;
-  const torch::Tensor t = tail_mlp_->forward(entity_embedding_.index_select(0, batch.kg_tails));
-  const torch::Tensor r = relation_embedding_.index_select(0, batch.kg_relations);
+  const torch::Tensor h =
+      cross_compress(item_embedding_.index_select(0, batch.column(layers::kKgHeads)),
+                     entity_embedding_.index_select(0, batch.column(layers::kKgHeads)))
+          .second;
+  const torch::Tensor t =
+      tail_mlp_->forward(entity_embedding_.index_select(0, batch.column(layers::kKgTails)));
+  const torch::Tensor r = relation_embedding_.index_select(0, batch.column(layers::kKgRelations));
   const torch::Tensor t_hat =
       torch::sigmoid(kge_pred_->forward(kge_mlp_->forward(torch::cat({h, r}, 1))));
   const torch::Tensor score = torch::sigmoid((t * t_hat).sum(1));
-  const auto rows = static_cast<double>(batch.kg_heads.size(0));
+  const auto rows = static_cast<double>(batch.column(layers::kKgHeads).size(0));
   return -score.sum() + rows * reg_weight_ * (h.pow(2).sum() + t.pow(2).sum()) / 2;
 }
 

@@ -14,6 +14,14 @@
 
 namespace recbole::models::layers {
 
+// The knowledge task's batch columns (data::Batch::columns), by RecBole's field names: a batch of
+// KG triples beside the recommendation rows ([B_kg] int64 each; B_kg need not equal B): entity
+// ids (items are entities 0..n_items-1), relation ids and a sampled negative tail per triple.
+inline constexpr const char* kKgHeads = "head_id";
+inline constexpr const char* kKgRelations = "relation_id";
+inline constexpr const char* kKgTails = "tail_id";
+inline constexpr const char* kKgNegTails = "neg_tail_id";
+
 // RecBole's construct_adj: the KG as an undirected multigraph (triple (h, r, t) puts (t, r) in
 // h's list and (h, r) in t's, in triple order); every entity gets k neighbours: k distinct
 // list positions when its list has at least k entries, k positions drawn with replacement

@@ -5,7 +5,18 @@
 
 #include <torch/torch.h>
 
+#include "recbole/data/batch.h"
+
 namespace recbole::models::layers {
+
+// The sequential task's batch columns (data::Batch::columns), by RecBole's field names: each
+// row's item sequence [B, L] int64, 0-padded on the right, and its length [B] int64 in [1, L].
+inline constexpr const char* kItemSeq = "item_id_list";
+inline constexpr const char* kItemSeqLen = "item_length";
+inline const torch::Tensor& item_seq(const data::Batch& batch) { return batch.column(kItemSeq); }
+inline const torch::Tensor& item_seq_len(const data::Batch& batch) {
+  return batch.column(kItemSeqLen);
+}
 
 // out[b, len[b] − 1, :] for every row: the position of the most recent item.
 // out: [B, L, d] float; len: [B] int64 in [1, L] → [B, d].

@@ -8,6 +8,7 @@
 #include "models/layers/item_cross_entropy.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/losses.h"
+#include "models/layers/sequence.h"
 #include "models/sequential/sasrec.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/splitmix.h"
@@ -73,10 +74,11 @@ torch::Tensor BERT4Rec::mask_last(const torch::Tensor& item_seq, const torch::Te
 torch::Tensor BERT4Rec::encode(const data::Batch& batch) {
   // Keys past a row's length are padding, masked out of every attention: the batch's columns
   // past its longest row change nothing.
-  const int64_t longest = batch.item_seq_len.max().item<int64_t>();
+  const int64_t longest = layers::item_seq_len(batch).max().item<int64_t>();
   const torch::Tensor seq =
-      mask_last(batch.item_seq, batch.item_seq_len, n_items_).narrow(1, 0, longest);
-  return output_head(layers::gather_last(forward_all(seq), batch.item_seq_len));
+      mask_last(layers::item_seq(batch), layers::item_seq_len(batch), n_items_)
+          .narrow(1, 0, longest);
+  return output_head(layers::gather_last(forward_all(seq), layers::item_seq_len(batch)));
 }
 
 torch::Tensor BERT4Rec::score_items(const torch::Tensor& h, const torch::Tensor& items) const {
@@ -89,8 +91,8 @@ torch::Tensor BERT4Rec::full_sort_predict(const data::Batch& batch) {
 
 BERT4Rec::Masked BERT4Rec::mask(const data::Batch& batch) const {
   Masked m;
-  m.seq = DeviceManager::to_host(batch.item_seq).clone().contiguous();
-  const torch::Tensor len = DeviceManager::to_host(batch.item_seq_len).contiguous();
+  m.seq = DeviceManager::to_host(layers::item_seq(batch)).clone().contiguous();
+  const torch::Tensor len = DeviceManager::to_host(layers::item_seq_len(batch)).contiguous();
   const int64_t b = m.seq.size(0), L = m.seq.size(1);
   Draws draw{static_cast<uint64_t>(
       torch::randint(std::numeric_limits<int64_t>::max(), {1}, torch::kInt64).item<int64_t>())};

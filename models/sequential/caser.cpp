@@ -3,6 +3,7 @@
 #include "models/layers/dropout.h"
 #include "models/layers/horizontal_conv.h"
 #include "models/layers/key_checks.h"
+#include "models/layers/sequence.h"
 #include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
@@ -37,7 +38,7 @@ Caser::Caser(const ModelContext& ctx)
 }
 
 torch::Tensor Caser::encode(const data::Batch& batch) {
-  const torch::Tensor x = lookup(batch.item_seq);                              // [B, L, d]
+  const torch::Tensor x = lookup(layers::item_seq(batch));                     // [B, L, d]
   const torch::Tensor vertical = conv_v_->forward(x.unsqueeze(1)).flatten(1);  // [B, nv·d]
   std::vector<torch::Tensor> weights, biases;
   for (auto& conv : conv_h_) {

@@ -5,6 +5,7 @@
 #include "models/layers/dropout.h"
 #include "models/layers/item_cross_entropy.h"
 #include "models/layers/key_checks.h"
+#include "models/layers/sequence.h"
 #include "models/sequential/sasrec.h"
 #include "models/shared_keys.h"
 #include "recbole/config/config.h"
@@ -64,8 +65,8 @@ torch::Tensor CORE::weights(const torch::Tensor& item_seq, const torch::Tensor& 
 torch::Tensor CORE::encode(const data::Batch& batch) {
   // Positions past a batch's longest sequence hold padding: zero weight in both weightings, and
   // the causal transformer's earlier positions never read them.
-  const int64_t longest = batch.item_seq_len.max().item<int64_t>();
-  const torch::Tensor item_seq = batch.item_seq.narrow(1, 0, longest);
+  const int64_t longest = layers::item_seq_len(batch).max().item<int64_t>();
+  const torch::Tensor item_seq = layers::item_seq(batch).narrow(1, 0, longest);
   const torch::Tensor x = layers::dropout(lookup(item_seq), sess_dropout_, is_training());
   const torch::Tensor alpha = weights(item_seq, x);  // [B, L]
   return core_unit_rows((alpha.unsqueeze(2) * x).sum(1));

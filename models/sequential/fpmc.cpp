@@ -19,7 +19,9 @@ FPMC::FPMC(const ModelContext& ctx) : Model("FPMC", ctx) {
 }
 
 torch::Tensor FPMC::last_items(const data::Batch& batch) const {
-  return batch.item_seq.gather(1, (batch.item_seq_len - 1).unsqueeze(1)).squeeze(1);
+  return layers::item_seq(batch)
+      .gather(1, (layers::item_seq_len(batch) - 1).unsqueeze(1))
+      .squeeze(1);
 }
 
 torch::Tensor FPMC::score(const data::Batch& batch, const torch::Tensor& items) const {

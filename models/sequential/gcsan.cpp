@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "models/layers/sequence.h"
 #include "models/sequential/sasrec.h"
 #include "models/shared_keys.h"
 #include "recbole/config/config.h"
@@ -30,13 +31,14 @@ GCSAN::GCSAN(const ModelContext& ctx)
 }
 
 torch::Tensor GCSAN::encode(const data::Batch& batch) {
-  const torch::Tensor states =
-      gnn_->position_states(item_embedding_, batch.item_seq, batch.item_seq_len, device_manager());
+  const torch::Tensor states = gnn_->position_states(item_embedding_, layers::item_seq(batch),
+                                                     layers::item_seq_len(batch), device_manager());
   const int64_t width = states.size(1);
-  const torch::Tensor h_t = layers::gather_last(states, batch.item_seq_len);
-  const torch::Tensor seq = batch.item_seq.narrow(1, 0, width);
-  const torch::Tensor a_t = layers::gather_last(
-      encoder_->forward(states, layers::attention_mask(seq, /*causal=*/true)), batch.item_seq_len);
+  const torch::Tensor h_t = layers::gather_last(states, layers::item_seq_len(batch));
+  const torch::Tensor seq = layers::item_seq(batch).narrow(1, 0, width);
+  const torch::Tensor a_t =
+      layers::gather_last(encoder_->forward(states, layers::attention_mask(seq, /*causal=*/true)),
+                          layers::item_seq_len(batch));
   return weight_ * a_t + (1.0 - weight_) * h_t;
 }
 

@@ -30,11 +30,11 @@ GRU4Rec::GRU4Rec(const ModelContext& ctx)
 }
 
 torch::Tensor GRU4Rec::encode(const data::Batch& batch) {
-  const int64_t longest = batch.item_seq_len.max().item<int64_t>();
-  const torch::Tensor x =
-      layers::dropout(lookup(batch.item_seq.narrow(1, 0, longest)), dropout_, is_training());
+  const int64_t longest = layers::item_seq_len(batch).max().item<int64_t>();
+  const torch::Tensor x = layers::dropout(lookup(layers::item_seq(batch).narrow(1, 0, longest)),
+                                          dropout_, is_training());
   const torch::Tensor g = layers::gru_outputs(gru_, x);  // [B, longest, hidden]
-  return dense_->forward(layers::gather_last(g, batch.item_seq_len));
+  return dense_->forward(layers::gather_last(g, layers::item_seq_len(batch)));
 }
 
 RECBOLE_REGISTER_MODEL(GRU4Rec) {

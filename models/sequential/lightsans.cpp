@@ -5,6 +5,7 @@
 
 #include "models/layers/dropout.h"
 #include "models/layers/residual_norm.h"
+#include "models/layers/sequence.h"
 #include "models/sequential/sasrec.h"
 #include "recbole/config/config.h"
 
@@ -86,11 +87,11 @@ LightSANs::LightSANs(const ModelContext& ctx)
 
 torch::Tensor LightSANs::encode(const data::Batch& batch) {
   // No mask: every one of the L columns (padding included) takes part.
-  torch::Tensor x =
-      layers::dropout(layer_norm_->forward(lookup(batch.item_seq)), dropout_, is_training());
-  const torch::Tensor positions = position_embedding_.narrow(0, 0, batch.item_seq.size(1));
+  torch::Tensor x = layers::dropout(layer_norm_->forward(lookup(layers::item_seq(batch))), dropout_,
+                                    is_training());
+  const torch::Tensor positions = position_embedding_.narrow(0, 0, layers::item_seq(batch).size(1));
   for (auto& layer : layers_) x = layer->forward(x, positions);
-  return layers::gather_last(x, batch.item_seq_len);
+  return layers::gather_last(x, layers::item_seq_len(batch));
 }
 
 RECBOLE_REGISTER_MODEL(LightSANs) {

@@ -6,6 +6,7 @@
 #include "models/layers/init.h"
 #include "models/layers/key_checks.h"
 #include "models/layers/narm_encoder.h"
+#include "models/layers/sequence.h"
 #include "models/shared_keys.h"
 #include "recbole/config/config.h"
 #include "recbole/utils/error.h"
@@ -42,15 +43,15 @@ NARM::NARM(const ModelContext& ctx) : SequentialModel("NARM", ctx) {
 }
 
 torch::Tensor NARM::encode(const data::Batch& batch) {
-  const int64_t longest = batch.item_seq_len.max().item<int64_t>();
-  const torch::Tensor seq = batch.item_seq.narrow(1, 0, longest);
+  const int64_t longest = layers::item_seq_len(batch).max().item<int64_t>();
+  const torch::Tensor seq = layers::item_seq(batch).narrow(1, 0, longest);
   const torch::Tensor x = layers::dropout(lookup(seq), emb_dropout_, is_training());
   const torch::Tensor g = layers::gru_outputs(gru_, x);  // [B, l, hidden]
   // [c_l ; c_g]. The attention's mask m_t: RecBole's item_seq > 0, which for right-padded rows
   // is t < len (what is used here, so that nothing after a row's last item is read even when the
   // row holds items there).
   const torch::Tensor c = layers::dropout(
-      layers::narm_encoder(g, a1_->weight, a2_->weight, v_->weight, batch.item_seq_len),
+      layers::narm_encoder(g, a1_->weight, a2_->weight, v_->weight, layers::item_seq_len(batch)),
       ct_dropout_, is_training());
   return layers::jit_linear(c, b_->weight);
 }

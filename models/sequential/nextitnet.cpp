@@ -4,6 +4,7 @@
 #include <string>
 
 #include "models/layers/key_checks.h"
+#include "models/layers/sequence.h"
 #include "models/shared_keys.h"
 #include "recbole/config/config.h"
 
@@ -53,7 +54,7 @@ torch::Tensor NextItNet::encode_all(const torch::Tensor& item_seq) {
 }
 
 torch::Tensor NextItNet::encode(const data::Batch& batch) {
-  const torch::Tensor out = encode_all(batch.item_seq);
+  const torch::Tensor out = encode_all(layers::item_seq(batch));
   return final_->forward(out.select(1, out.size(1) - 1));
 }
 

@@ -2,6 +2,7 @@
 
 #include "models/layers/dropout.h"
 #include "models/layers/key_checks.h"
+#include "models/layers/sequence.h"
 #include "recbole/config/config.h"
 
 namespace recbole::models {
@@ -64,8 +65,9 @@ torch::Tensor SASRec::encode_all(const torch::Tensor& item_seq) {
 torch::Tensor SASRec::encode(const data::Batch& batch) {
   // Positions after a row's last item are never read by its earlier positions (causal mask):
   // the batch's columns past its longest sequence can be left out.
-  const int64_t longest = batch.item_seq_len.max().item<int64_t>();
-  return layers::gather_last(encode_all(batch.item_seq.narrow(1, 0, longest)), batch.item_seq_len);
+  const int64_t longest = layers::item_seq_len(batch).max().item<int64_t>();
+  return layers::gather_last(encode_all(layers::item_seq(batch).narrow(1, 0, longest)),
+                             layers::item_seq_len(batch));
 }
 
 RECBOLE_REGISTER_MODEL(SASRec) {

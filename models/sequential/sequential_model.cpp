@@ -5,6 +5,7 @@
 #include "models/layers/backward_parts.h"
 #include "models/layers/item_cross_entropy.h"
 #include "models/layers/losses.h"
+#include "models/layers/sequence.h"
 #include "recbole/config/config.h"
 #include "recbole/runtime/fast_path.h"
 
@@ -35,8 +36,8 @@ torch::Tensor SequentialModel::calculate_loss(const data::Batch& batch) {
 }
 
 data::Batch SequentialModel::longest_first(const data::Batch& batch) {
-  const torch::Tensor order =
-      std::get<1>(torch::sort(batch.item_seq_len, /*stable=*/true, /*dim=*/0, /*descending=*/true));
+  const torch::Tensor order = std::get<1>(
+      torch::sort(layers::item_seq_len(batch), /*stable=*/true, /*dim=*/0, /*descending=*/true));
   return batch.index_select(order);
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "models/capabilities.h"
+#include "models/layers/sequence.h"
 #include "models/model.h"
 
 namespace recbole::models {
@@ -18,7 +19,8 @@ class SequentialModel : public Model, public HistoryScores, public CandidateScor
  public:
   SequentialModel(std::string name, const ModelContext& ctx);
 
-  // h: [B, d] float32 on the device, for batch.item_seq [B, L] and batch.item_seq_len [B].
+  // h: [B, d] float32 on the device, for layers::item_seq(batch) [B, L] and
+  // layers::item_seq_len(batch) [B].
   virtual torch::Tensor encode(const data::Batch& batch) = 0;
   // The item vectors the scores are taken against: [n_items, d].
   virtual torch::Tensor output_items() const { return item_embedding_; }

@@ -29,14 +29,14 @@ SRGNN::SRGNN(const ModelContext& ctx) : SequentialModel("SRGNN", ctx) {
 }
 
 torch::Tensor SRGNN::encode(const data::Batch& batch) {
-  const torch::Tensor states =
-      gnn_->position_states(item_embedding_, batch.item_seq, batch.item_seq_len, device_manager());
+  const torch::Tensor states = gnn_->position_states(item_embedding_, layers::item_seq(batch),
+                                                     layers::item_seq_len(batch), device_manager());
   const int64_t width = states.size(1);
-  const torch::Tensor h_t = layers::gather_last(states, batch.item_seq_len);
+  const torch::Tensor h_t = layers::gather_last(states, layers::item_seq_len(batch));
   const torch::Tensor alpha =
       w3_->forward(torch::sigmoid(w1_->forward(h_t).unsqueeze(1) + w2_->forward(states)));
   const torch::Tensor mask =
-      (batch.item_seq.narrow(1, 0, width) > 0).unsqueeze(2).to(states.scalar_type());
+      (layers::item_seq(batch).narrow(1, 0, width) > 0).unsqueeze(2).to(states.scalar_type());
   const torch::Tensor a = (alpha * mask * states).sum(1);
   return transform_->forward(torch::cat({a, h_t}, 1));
 }

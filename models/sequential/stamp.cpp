@@ -29,9 +29,9 @@ STAMP::STAMP(const ModelContext& ctx) : SequentialModel("STAMP", ctx) {
 }
 
 torch::Tensor STAMP::encode(const data::Batch& batch) {
-  const torch::Tensor x = lookup(batch.item_seq);  // [B, L, d], padding positions included
-  const torch::Tensor x_t = layers::gather_last(x, batch.item_seq_len);
-  const torch::Tensor m_s = x.sum(1) / batch.item_seq_len.unsqueeze(1).to(x.scalar_type());
+  const torch::Tensor x = lookup(layers::item_seq(batch));  // [B, L, d], padding positions included
+  const torch::Tensor x_t = layers::gather_last(x, layers::item_seq_len(batch));
+  const torch::Tensor m_s = x.sum(1) / layers::item_seq_len(batch).unsqueeze(1).to(x.scalar_type());
   const torch::Tensor alpha = w0_->forward(torch::sigmoid(
       w1_->forward(x) + (w2_->forward(x_t) + w3_->forward(m_s) + b_a_).unsqueeze(1)));  // [B,L,1]
   const torch::Tensor m_a = (alpha * x).sum(1) + m_s;

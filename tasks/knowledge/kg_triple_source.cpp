@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "models/layers/knowledge.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/splitmix.h"
 
@@ -118,10 +119,10 @@ void KgTripleSource::fill(data::Batch& batch, int64_t begin, int64_t end) {
     t.push_back(graph_.tails()[k]);
     n.push_back(neg);
   }
-  batch.kg_heads = data::id_tensor(h);
-  batch.kg_relations = data::id_tensor(r);
-  batch.kg_tails = data::id_tensor(t);
-  batch.kg_neg_tails = data::id_tensor(n);
+  batch.columns[models::layers::kKgHeads] = data::id_tensor(h);
+  batch.columns[models::layers::kKgRelations] = data::id_tensor(r);
+  batch.columns[models::layers::kKgTails] = data::id_tensor(t);
+  batch.columns[models::layers::kKgNegTails] = data::id_tensor(n);
 }
 
 }  // namespace recbole::tasks

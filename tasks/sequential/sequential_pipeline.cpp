@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/sequence.h"
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
 #include "recbole/data/negative_sampler.h"
@@ -113,12 +114,12 @@ data::Batch sequence_batch(const data::SequenceStore& store, const data::Sequenc
   const int64_t b = static_cast<int64_t>(rows.size());
   const int64_t L = store.max_len();
   data::Batch batch;
-  batch.item_seq = torch::empty({b, L}, torch::kInt64);
-  batch.item_seq_len = torch::empty({b}, torch::kInt64);
+  batch.columns[models::layers::kItemSeq] = torch::empty({b, L}, torch::kInt64);
+  batch.columns[models::layers::kItemSeqLen] = torch::empty({b}, torch::kInt64);
   batch.users = torch::empty({b}, torch::kInt64);
   batch.items = torch::empty({b}, torch::kInt64);
-  int64_t* seq = batch.item_seq.data_ptr<int64_t>();
-  int64_t* len = batch.item_seq_len.data_ptr<int64_t>();
+  int64_t* seq = batch.column(models::layers::kItemSeq).data_ptr<int64_t>();
+  int64_t* len = batch.column(models::layers::kItemSeqLen).data_ptr<int64_t>();
   int64_t* users = batch.users.data_ptr<int64_t>();
   int64_t* items = batch.items.data_ptr<int64_t>();
   for (int64_t r = 0; r < b; ++r) {

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/layers/sequence.h"
 #include "recbole/utils/error.h"
 #include "tasks/sequential/sequential_pipeline.h"
 
@@ -18,10 +19,10 @@ data::Batch sequence_batch(const std::vector<const int32_t*>& begin,
   const int64_t rows = static_cast<int64_t>(begin.size());
   data::Batch b;
   b.users = torch::zeros({rows}, torch::kInt64);
-  b.item_seq = torch::zeros({rows, max_len}, torch::kInt64);
-  b.item_seq_len = torch::zeros({rows}, torch::kInt64);
-  int64_t* seq = b.item_seq.data_ptr<int64_t>();
-  int64_t* len = b.item_seq_len.data_ptr<int64_t>();
+  b.columns[models::layers::kItemSeq] = torch::zeros({rows, max_len}, torch::kInt64);
+  b.columns[models::layers::kItemSeqLen] = torch::zeros({rows}, torch::kInt64);
+  int64_t* seq = b.column(models::layers::kItemSeq).data_ptr<int64_t>();
+  int64_t* len = b.column(models::layers::kItemSeqLen).data_ptr<int64_t>();
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t n =
         std::min<int64_t>(end[static_cast<size_t>(r)] - begin[static_cast<size_t>(r)], max_len);

@@ -415,10 +415,10 @@ TEST_CASE("MKR's KG loss is minus the summed tail scores plus the batch-scaled L
   ModelHarness h(recbole::testing::model_config("MKR", {{"reg_weight", "0"}}), d);
   auto m = h.create();
   recbole::data::Batch kg;
-  kg.kg_heads = torch::tensor({1, 2, 3}, torch::kInt64);
-  kg.kg_relations = torch::tensor({1, 1, 2}, torch::kInt64);
-  kg.kg_tails = torch::tensor({31, 32, 33}, torch::kInt64);
-  kg.kg_neg_tails = torch::tensor({34, 35, 36}, torch::kInt64);
+  kg.columns[recbole::models::layers::kKgHeads] = torch::tensor({1, 2, 3}, torch::kInt64);
+  kg.columns[recbole::models::layers::kKgRelations] = torch::tensor({1, 1, 2}, torch::kInt64);
+  kg.columns[recbole::models::layers::kKgTails] = torch::tensor({31, 32, 33}, torch::kInt64);
+  kg.columns[recbole::models::layers::kKgNegTails] = torch::tensor({34, 35, 36}, torch::kInt64);
   torch::NoGradGuard no_grad;
   const double plain = m->calculate_loss(h.device.place(kg)).item<double>();
   // −Σ σ(·) over 3 rows lies in (−3, 0).
@@ -484,10 +484,10 @@ TEST_CASE("KTUP's KG loss has no align term, not a NaN, on a batch without item 
   auto m = h.create();
   recbole::data::Batch kg;
   const int64_t e = d.n_items + 1;  // pure KG entities only
-  kg.kg_heads = torch::tensor({e, e + 1}, torch::kInt64);
-  kg.kg_relations = torch::tensor({1, 2}, torch::kInt64);
-  kg.kg_tails = torch::tensor({e + 2, e + 3}, torch::kInt64);
-  kg.kg_neg_tails = torch::tensor({e + 4, e + 5}, torch::kInt64);
+  kg.columns[recbole::models::layers::kKgHeads] = torch::tensor({e, e + 1}, torch::kInt64);
+  kg.columns[recbole::models::layers::kKgRelations] = torch::tensor({1, 2}, torch::kInt64);
+  kg.columns[recbole::models::layers::kKgTails] = torch::tensor({e + 2, e + 3}, torch::kInt64);
+  kg.columns[recbole::models::layers::kKgNegTails] = torch::tensor({e + 4, e + 5}, torch::kInt64);
   const torch::Tensor loss = m->calculate_loss(h.device.place(kg));
   CHECK(std::isfinite(loss.item<double>()));
   loss.backward();

@@ -8,6 +8,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/sequence.h"
 #include "models/layers/session_graph.h"
 #include "models/model.h"
 #include "models/sequential/bert4rec.h"
@@ -129,9 +130,10 @@ TEST_CASE("every sequential model satisfies the model contract", "[models][contr
         for (int64_t r = 0; r < 3 * 150; ++r) block.push_back((r % 150) % 30);
         recbole::data::Batch c = src.batch(block);
         c.items = torch::randint(1, 30, {3 * 150}, torch::kInt64);
+        // A model without CandidateScores is scored by predict (the trainer's fallback).
+        auto* once = recbole::models::capability<recbole::models::CandidateScores>(*m);
         const torch::Tensor pc = recbole::DeviceManager::to_host(
-            recbole::testing::as<recbole::models::CandidateScores>(*m).predict_candidates(
-                h.device.place(c), 3));
+            once ? once->predict_candidates(h.device.place(c), 3) : m->predict(h.device.place(c)));
         CHECK(torch::allclose(pc, recbole::DeviceManager::to_host(m->predict(h.device.place(c))),
                               1e-5, atol));
       }
@@ -209,8 +211,8 @@ TEST_CASE("causal sequential models never look ahead", "[models][sequential]") {
       const torch::Tensor s = torch::tensor({4, 9, 2, 17, 9, 25}, torch::kInt64);
       auto prefixes = [&](const torch::Tensor& row) {
         recbole::data::Batch b;
-        b.item_seq = row.unsqueeze(0).repeat({6, 1});
-        b.item_seq_len = torch::arange(1, 7, torch::kInt64);
+        b.columns[recbole::models::layers::kItemSeq] = row.unsqueeze(0).repeat({6, 1});
+        b.columns[recbole::models::layers::kItemSeqLen] = torch::arange(1, 7, torch::kInt64);
         return recbole::DeviceManager::to_host(seq.encode(h.device.place(b)));
       };
       const torch::Tensor base = prefixes(s);
@@ -260,10 +262,10 @@ TEST_CASE("SRGNN's session graph of a sequence written out by hand", "[models][s
 TEST_CASE("BERT4Rec masks as RecBole's mask_itemseq", "[models][sequential]") {
   // Rows of lengths 6, 1 and 4 (MAX_ITEM_LIST_LENGTH 6, so K = floor(0.2 * 6) = 1 by default).
   recbole::data::Batch b;
-  b.item_seq =
+  b.columns[recbole::models::layers::kItemSeq] =
       torch::tensor({4, 9, 2, 17, 9, 25, 7, 0, 0, 0, 0, 0, 3, 5, 8, 1, 0, 0}, torch::kInt64)
           .view({3, 6});
-  b.item_seq_len = torch::tensor({6, 1, 4}, torch::kInt64);
+  b.columns[recbole::models::layers::kItemSeqLen] = torch::tensor({6, 1, 4}, torch::kInt64);
   const int64_t mask_id = 30;  // n_items of the harness
   SECTION("last-item mode: each row's last item, not counted at position 0") {
     SeqHarness h("BERT4Rec", {{"ft_ratio", "1"}});
@@ -283,8 +285,8 @@ TEST_CASE("BERT4Rec masks as RecBole's mask_itemseq", "[models][sequential]") {
     const auto masked = m->mask(b);
     // K = 6: row 0's positions 0..5 (0 not counted), row 1's 0 (not counted), row 2's 0..3.
     CHECK(torch::equal(masked.positions, torch::tensor({1, 2, 3, 4, 5, 1, 2, 3}, torch::kInt64)));
-    CHECK(torch::equal(masked.seq.gt(0), b.item_seq.gt(0)));
-    CHECK(torch::equal(masked.seq.masked_select(b.item_seq.gt(0)),
+    CHECK(torch::equal(masked.seq.gt(0), recbole::models::layers::item_seq(b).gt(0)));
+    CHECK(torch::equal(masked.seq.masked_select(recbole::models::layers::item_seq(b).gt(0)),
                        torch::full({11}, mask_id, torch::kInt64)));
     // Negatives: items of [1, n_items) not in their row.
     REQUIRE(masked.neg_items.numel() == 8);
@@ -292,7 +294,7 @@ TEST_CASE("BERT4Rec masks as RecBole's mask_itemseq", "[models][sequential]") {
       const int64_t row = masked.rows[k].item<int64_t>(), neg = masked.neg_items[k].item<int64_t>();
       CHECK(neg >= 1);
       CHECK(neg < mask_id);
-      CHECK_FALSE(b.item_seq[row].eq(neg).any().item<bool>());
+      CHECK_FALSE(recbole::models::layers::item_seq(b)[row].eq(neg).any().item<bool>());
     }
     // The loss is finite and the masks repeat under the same seed.
     const auto again = std::dynamic_pointer_cast<recbole::models::BERT4Rec>(h.create());
@@ -309,13 +311,14 @@ TEST_CASE("BERT4Rec masks as RecBole's mask_itemseq", "[models][sequential]") {
       for (int64_t k = 0; k < masked.rows.numel(); ++k) {
         const int64_t row = masked.rows[k].item<int64_t>(), p = masked.positions[k].item<int64_t>();
         CHECK(masked.seq[row][p].item<int64_t>() == mask_id);
-        CHECK(masked.pos_items[k].item<int64_t>() == b.item_seq[row][p].item<int64_t>());
+        CHECK(masked.pos_items[k].item<int64_t>() ==
+              recbole::models::layers::item_seq(b)[row][p].item<int64_t>());
       }
     }
   }
   SECTION("evaluation input: shifted left, the mask at len - 1") {
-    const torch::Tensor e =
-        recbole::models::BERT4Rec::mask_last(b.item_seq, b.item_seq_len, mask_id);
+    const torch::Tensor e = recbole::models::BERT4Rec::mask_last(
+        recbole::models::layers::item_seq(b), recbole::models::layers::item_seq_len(b), mask_id);
     CHECK(torch::equal(
         e, torch::tensor({9, 2, 17, 9, 25, 30, 30, 0, 0, 0, 0, 0, 5, 8, 1, 30, 0, 0}, torch::kInt64)
                .view({3, 6})));
@@ -355,8 +358,8 @@ TEST_CASE("NextItNet's blocks are causal dilated convolutions, written out by ha
     CHECK(torch::allclose(got, want, 1e-4, 1e-5));
     // h reads the last column (a padding position here), through the final Linear.
     recbole::data::Batch b;
-    b.item_seq = seq;
-    b.item_seq_len = torch::tensor({4}, torch::kInt64);
+    b.columns[recbole::models::layers::kItemSeq] = seq;
+    b.columns[recbole::models::layers::kItemSeqLen] = torch::tensor({4}, torch::kInt64);
     const torch::Tensor hv = recbole::DeviceManager::to_host(net.encode(h.device.place(b)))[0];
     CHECK(torch::allclose(hv, torch::matmul(host("final.weight"), got[5]) + host("final.bias"),
                           1e-4, 1e-5));
@@ -411,16 +414,17 @@ TEST_CASE("CORE's session is a weighted sum of its item vectors, scored by cosin
           static_cast<const recbole::tasks::SequenceRankingSource&>(h.pipeline.test());
       const recbole::data::Batch b = h.device.place(src.batch({0, 5, 11, 23}));
       const torch::Tensor table = m->named_parameters()["item_embedding"];
-      const int64_t longest = b.item_seq_len.max().item<int64_t>();
-      const torch::Tensor seq = b.item_seq.narrow(1, 0, longest);
+      const int64_t longest = recbole::models::layers::item_seq_len(b).max().item<int64_t>();
+      const torch::Tensor seq = recbole::models::layers::item_seq(b).narrow(1, 0, longest);
       const torch::Tensor x = table.index_select(0, seq.flatten()).view({4, longest, -1});
       const torch::Tensor alpha = core.weights(seq, x);  // [B, L]
       CHECK(torch::allclose(alpha.sum(1), torch::ones({4}, alpha.options())));
       CHECK(torch::equal(alpha.masked_select(seq.eq(0)),
                          torch::zeros({seq.eq(0).sum().item<int64_t>()}, alpha.options())));
       if (std::string(type) == "ave")
-        CHECK(torch::allclose(alpha, seq.gt(0).to(torch::kFloat32) /
-                                         b.item_seq_len.unsqueeze(1).to(torch::kFloat32)));
+        CHECK(torch::allclose(
+            alpha, seq.gt(0).to(torch::kFloat32) /
+                       recbole::models::layers::item_seq_len(b).unsqueeze(1).to(torch::kFloat32)));
       // h = normalize(Σ α x); scores = h · normalize(E)ᵀ / 0.07; the loss is their CE.
       torch::Tensor hv = (alpha.unsqueeze(2) * x).sum(1);
       hv = hv / hv.norm(2, 1, true);
@@ -479,8 +483,8 @@ TEST_CASE("LightSANs' layer, written out head by head", "[models][sequential]") 
   const torch::Tensor want = norm(l + "ln_ff", f + a);
 
   recbole::data::Batch b;
-  b.item_seq = items.unsqueeze(0);
-  b.item_seq_len = torch::tensor({4}, torch::kInt64);
+  b.columns[recbole::models::layers::kItemSeq] = items.unsqueeze(0);
+  b.columns[recbole::models::layers::kItemSeqLen] = torch::tensor({4}, torch::kInt64);
   const torch::Tensor got = recbole::DeviceManager::to_host(seq.encode(h.device.place(b)))[0];
   CHECK(torch::allclose(got, want[3], 1e-4, 1e-4));  // the last item's state
   // The two θ start equal in every layer (RecBole deep-copies one layer).

@@ -11,6 +11,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/sequence.h"
 #include "models/model.h"
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
@@ -198,9 +199,10 @@ void compare_sequential(const std::string& name, EvaluatorSide& side, const Reco
       torch::NoGradGuard no_grad;
       row = recbole::DeviceManager::to_host(side.model->full_sort_predict(b)).contiguous();
     }
-    const int64_t len = b.item_seq_len[0].item<int64_t>();
+    const int64_t len = recbole::models::layers::item_seq_len(b)[0].item<int64_t>();
     std::vector<int32_t> history;
-    for (int64_t t = 0; t < len; ++t) history.push_back(b.item_seq[0][t].item<int32_t>());
+    for (int64_t t = 0; t < len; ++t)
+      history.push_back(recbole::models::layers::item_seq(b)[0][t].item<int32_t>());
     INFO(name << ": test sample " << r << ", user " << b.users[0].item<int64_t>());
     if (rec.can_recommend_from_history()) {
       check_same_list(rec.recommend_history_ids(history, kK, false),
@@ -217,10 +219,12 @@ void compare_sequential(const std::string& name, EvaluatorSide& side, const Reco
     const int64_t len = std::min<int64_t>(hi - lo, store.max_len());
     recbole::data::Batch b;
     b.users = torch::full({1}, static_cast<int64_t>(u), torch::kInt64);
-    b.item_seq = torch::zeros({1, store.max_len()}, torch::kInt64);
+    b.columns[recbole::models::layers::kItemSeq] =
+        torch::zeros({1, store.max_len()}, torch::kInt64);
     for (int64_t t = 0; t < len; ++t)
-      b.item_seq[0][t] = static_cast<int64_t>(store.items()[static_cast<size_t>(hi - len + t)]);
-    b.item_seq_len = torch::full({1}, len, torch::kInt64);
+      recbole::models::layers::item_seq(b)[0][t] =
+          static_cast<int64_t>(store.items()[static_cast<size_t>(hi - len + t)]);
+    b.columns[recbole::models::layers::kItemSeqLen] = torch::full({1}, len, torch::kInt64);
     torch::Tensor row;
     {
       torch::NoGradGuard no_grad;

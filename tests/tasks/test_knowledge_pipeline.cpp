@@ -13,6 +13,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/knowledge.h"
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
 #include "recbole/data/split.h"
@@ -150,11 +151,13 @@ TEST_CASE("KG batches ride beside the recommendation batches with true negative 
     recbole::data::Batch b;
     while (source->next(b)) {
       ++batches;
-      REQUIRE(b.kg_heads.defined());
-      CHECK(b.kg_heads.size(0) <= 2);
-      for (int64_t r = 0; r < b.kg_heads.size(0); ++r) {
-        const int64_t h = b.kg_heads[r].item<int64_t>(), n = b.kg_neg_tails[r].item<int64_t>();
-        CHECK(edges.count({h, b.kg_tails[r].item<int64_t>()}) == 1);
+      REQUIRE(b.has(recbole::models::layers::kKgHeads));
+      CHECK(b.column(recbole::models::layers::kKgHeads).size(0) <= 2);
+      for (int64_t r = 0; r < b.column(recbole::models::layers::kKgHeads).size(0); ++r) {
+        const int64_t h = b.column(recbole::models::layers::kKgHeads)[r].item<int64_t>(),
+                      n = b.column(recbole::models::layers::kKgNegTails)[r].item<int64_t>();
+        CHECK(edges.count({h, b.column(recbole::models::layers::kKgTails)[r].item<int64_t>()}) ==
+              1);
         CHECK(n >= 1);
         CHECK(n < g.n_entities());
         CHECK(edges.count({h, n}) == 0);  // not a tail of the head under any relation
@@ -169,7 +172,7 @@ TEST_CASE("KG batches ride beside the recommendation batches with true negative 
   plain->start_epoch(0);
   recbole::data::Batch b;
   REQUIRE(plain->next(b));
-  CHECK_FALSE(b.kg_heads.defined());
+  CHECK_FALSE(b.has(recbole::models::layers::kKgHeads));
 }
 
 TEST_CASE("bad knowledge input gets errors naming the file, row or key", "[pipeline][knowledge]") {

@@ -7,6 +7,7 @@
 
 #include <torch/torch.h>
 
+#include "models/layers/sequence.h"
 #include "models/model.h"
 #include "recbole/config/config.h"
 #include "recbole/data/dataset.h"
@@ -103,10 +104,13 @@ TEST_CASE("leave-one-out variants and a user with one interaction", "[sequential
 TEST_CASE("a batch cuts each sample's prefix from the stored sequence", "[sequential]") {
   const SequenceStore s = fixture(4);
   const recbole::data::Batch b = recbole::tasks::sequence_batch(s, s.train(), {4, 0, 8});
-  REQUIRE(b.item_seq.sizes() == torch::IntArrayRef({3, 4}));  // always MAX_ITEM_LIST_LENGTH wide
+  REQUIRE(recbole::models::layers::item_seq(b).sizes() ==
+          torch::IntArrayRef({3, 4}));  // always MAX_ITEM_LIST_LENGTH wide
   CHECK(torch::equal(
-      b.item_seq, torch::tensor({2, 3, 4, 5, 1, 0, 0, 0, 3, 0, 0, 0}, torch::kInt64).view({3, 4})));
-  CHECK(torch::equal(b.item_seq_len, torch::tensor({4, 1, 1}, torch::kInt64)));
+      recbole::models::layers::item_seq(b),
+      torch::tensor({2, 3, 4, 5, 1, 0, 0, 0, 3, 0, 0, 0}, torch::kInt64).view({3, 4})));
+  CHECK(torch::equal(recbole::models::layers::item_seq_len(b),
+                     torch::tensor({4, 1, 1}, torch::kInt64)));
   CHECK(torch::equal(b.items, torch::tensor({6, 2, 4}, torch::kInt64)));
   CHECK(torch::equal(b.users, torch::tensor({1, 1, 4}, torch::kInt64)));
 }
@@ -133,7 +137,8 @@ TEST_CASE("the next-item source gives every training sample once an epoch, and r
   source->start_epoch(2);
   source->skip_batches(2);
   REQUIRE(source->next(b));
-  CHECK(torch::equal(b.item_seq, batches[2].item_seq));
+  CHECK(torch::equal(recbole::models::layers::item_seq(b),
+                     recbole::models::layers::item_seq(batches[2])));
 
   // BPR: one negative per sample, never the sample's own target.
   settings.negatives.distribution = "uniform";
@@ -193,8 +198,10 @@ TEST_CASE("dynamic sampling scores a next-item sample's candidates after its own
       int64_t best = 0;
       for (int64_t m = 0; m < 3; ++m) {
         // Candidate m of sample j comes with sample j's input sequence and user.
-        CHECK(torch::equal(c.item_seq[m * n + j], b.item_seq[j]));
-        CHECK(c.item_seq_len[m * n + j].item<int64_t>() == b.item_seq_len[j].item<int64_t>());
+        CHECK(torch::equal(recbole::models::layers::item_seq(c)[m * n + j],
+                           recbole::models::layers::item_seq(b)[j]));
+        CHECK(recbole::models::layers::item_seq_len(c)[m * n + j].item<int64_t>() ==
+              recbole::models::layers::item_seq_len(b)[j].item<int64_t>());
         CHECK(c.users[m * n + j].item<int64_t>() == b.users[j].item<int64_t>());
         const int64_t item = c.items[m * n + j].item<int64_t>();
         CHECK(item != b.items[j].item<int64_t>());  // never the sample's own target
@@ -272,21 +279,23 @@ TEST_CASE("ml-100k with the sequential preset: RecBole's split sizes and the fir
     if (train.users[k] == user) rows.push_back(k);
   REQUIRE(rows.size() == 36);
   const recbole::data::Batch b = recbole::tasks::sequence_batch(p.store(), train, rows);
-  REQUIRE(b.item_seq.size(1) == 50);
+  REQUIRE(recbole::models::layers::item_seq(b).size(1) == 50);
   auto token = [&](const torch::Tensor& t) {
     return ds.item_token(static_cast<int32_t>(t.item<int64_t>()));
   };
   // The first three by hand: [242] → 286, [242, 286] → 269, [242, 286, 269] → 306.
   CHECK(token(b.items[0]) == "286");
-  CHECK(token(b.item_seq[0][0]) == "242");
-  CHECK(b.item_seq[0][1].item<int64_t>() == 0);
+  CHECK(token(recbole::models::layers::item_seq(b)[0][0]) == "242");
+  CHECK(recbole::models::layers::item_seq(b)[0][1].item<int64_t>() == 0);
   CHECK(token(b.items[2]) == "306");
-  CHECK(b.item_seq_len[2].item<int64_t>() == 3);
+  CHECK(recbole::models::layers::item_seq_len(b)[2].item<int64_t>() == 3);
   for (size_t t = 0; t < rows.size(); ++t) {
     INFO("sample " << t);
     CHECK(token(b.items[t]) == seq[t + 1]);
-    REQUIRE(b.item_seq_len[t].item<int64_t>() == static_cast<int64_t>(t + 1));
-    for (size_t j = 0; j <= t; ++j) CHECK(token(b.item_seq[t][j]) == seq[j]);
+    REQUIRE(recbole::models::layers::item_seq_len(b)[t].item<int64_t>() ==
+            static_cast<int64_t>(t + 1));
+    for (size_t j = 0; j <= t; ++j)
+      CHECK(token(recbole::models::layers::item_seq(b)[t][j]) == seq[j]);
   }
   // Valid and test: the prefixes before the last two items.
   const auto& valid = p.store().valid();

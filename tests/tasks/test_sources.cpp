@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include "models/general/fitted_support.h"
+#include "models/layers/sequence.h"
 #include "recbole/data/dense_rows.h"
 #include "recbole/utils/error.h"
 #include "tasks/general/pair_source.h"
@@ -358,7 +359,7 @@ TEST_CASE("Batch::narrow and Batch::index_select take the same rows of every col
   b.users = torch::arange(5, torch::kInt64);
   b.items = torch::arange(5, torch::kInt64) + 10;
   b.labels = torch::arange(5, torch::kFloat32) / 10;
-  b.item_seq = torch::arange(15, torch::kInt64).view({5, 3});
+  b.columns[recbole::models::layers::kItemSeq] = torch::arange(15, torch::kInt64).view({5, 3});
   b.features["age"] = torch::arange(5, torch::kInt64) + 20;
   const auto rows_of = [](const Batch& x) {
     std::vector<int64_t> users(x.users.data_ptr<int64_t>(),
@@ -367,7 +368,7 @@ TEST_CASE("Batch::narrow and Batch::index_select take the same rows of every col
       const int64_t u = users[static_cast<size_t>(r)];
       CHECK(x.items[r].item<int64_t>() == u + 10);
       CHECK(x.labels[r].item<float>() == static_cast<float>(u) / 10);
-      CHECK(x.item_seq[r][2].item<int64_t>() == 3 * u + 2);
+      CHECK(recbole::models::layers::item_seq(x)[r][2].item<int64_t>() == 3 * u + 2);
       CHECK(x.features.at("age")[r].item<int64_t>() == u + 20);
     }
     return users;
