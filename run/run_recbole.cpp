@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -19,10 +18,12 @@
 #include "recbole/data/dataset.h"
 #include "recbole/data/dataset_location.h"
 #include "recbole/data/split.h"
+#include "recbole/evaluator/metric_values.h"
 #include "recbole/runtime/device_manager.h"
 #include "recbole/runtime/dist.h"
 #include "recbole/runtime/dist_agreement.h"
 #include "recbole/runtime/fast_path.h"
+#include "recbole/utils/clock.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/memory.h"
@@ -39,20 +40,8 @@
 namespace recbole {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 double mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / v.size();
-}
-
-nlohmann::json metrics_json(const std::vector<std::pair<std::string, double>>& values) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& [k, v] : values) j[k] = v;
-  return j;
 }
 
 // log/<model>/<model>-<dataset>-<Mon-DD-YYYY_HH-MM-SS>-<hash of the config>.log, as RecBole.
@@ -191,8 +180,9 @@ nlohmann::json RunResult::to_json() const {
   j["dataset"] = dataset;
   j["best_valid_score"] = best_valid_score ? nlohmann::json(*best_valid_score) : nlohmann::json();
   j["valid_score_bigger"] = valid_score_bigger;
-  j["best_valid_result"] = metrics_json(best_valid_result);
-  j["test_result"] = metrics_json(test_result);
+  // Into a nlohmann::json: the metric names come out sorted, as users have always read them.
+  j["best_valid_result"] = evaluator::metric_values_to_json(best_valid_result);
+  j["test_result"] = evaluator::metric_values_to_json(test_result);
   j["epochs_run"] = epochs_run;
   j["best_epoch"] = best_epoch;
   j["history"] = history;

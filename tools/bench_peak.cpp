@@ -12,7 +12,6 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -25,17 +24,15 @@
 #endif
 
 #include "cpu_info.h"
+#include "recbole/utils/clock.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/thread_pool.h"
 #include "tool_flags.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using recbole::Clock;
+using recbole::seconds_since;
 
 #ifdef RECBOLE_BENCH_X86
 // Twelve chains, each a fused multiply-add per step: enough independent work to fill two FMA

@@ -14,6 +14,7 @@
 #include "recbole/utils/error.h"
 #include "recbole/utils/process_exit.h"
 #include "recbole/utils/stop_signal.h"
+#include "recbole/utils/text.h"
 #include "run/experiment/comparison.h"
 #include "run/experiment/table_text.h"
 #include "run/experiment/trial_runner.h"
@@ -129,9 +130,8 @@ int main(int argc, char** argv) {
           failed.push_back(m["model"].get<std::string>() + " seed " +
                            std::to_string(run["seed"].get<int64_t>()));
     if (!failed.empty()) {
-      std::cerr << "recbole_compare: " << failed.size()
-                << " run(s) failed: " << experiment::join(failed, ", ") << "; see " << o.output_dir
-                << "/runs/<model>-<seed>.log\n";
+      std::cerr << "recbole_compare: " << failed.size() << " run(s) failed: " << join(failed, ", ")
+                << "; see " << o.output_dir << "/runs/<model>-<seed>.log\n";
       exit_process(1);
     }
     exit_process(0);

@@ -24,6 +24,11 @@
 
 namespace recbole::trainer {
 
+// The writes the trainer may skip (resume checkpoints at epoch ends, the best model at an
+// improvement) take at most 1/kWriteShare of the time: one is skipped while the time since the
+// last write of its slot is under kWriteShare times that write's duration.
+constexpr double kWriteShare = 20;
+
 class CheckpointWriter {
  public:
   // Produces the file's bytes into the sink (recbole/utils/atomic_write.h).

@@ -27,6 +27,7 @@
 
 #include "models/model.h"
 #include "recbole/config/eval_mode.h"
+#include "recbole/evaluator/metric_values.h"
 #include "recbole/evaluator/metrics.h"
 #include "recbole/evaluator/value_metrics.h"
 #include "recbole/runtime/dist.h"
@@ -39,7 +40,7 @@ using tasks::EvaluationSource;
 using tasks::LabeledSource;
 using tasks::RankingSource;
 
-using MetricValues = std::vector<std::pair<std::string, double>>;
+// MetricValues: recbole/evaluator/metric_values.h.
 
 // Which split is evaluated (it selects the mode, and keeps the sampled candidates of the two
 // splits apart).

@@ -1,11 +1,11 @@
 #include "trainer/gradient_exchange.h"
 
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <utility>
 
+#include "recbole/utils/clock.h"
 #include "recbole/utils/logging.h"
 
 namespace recbole::trainer {
@@ -13,12 +13,6 @@ namespace {
 
 GradientExchangeStats g_stats;
 std::mutex g_stats_mutex;  // tests run several ranks as threads of one process
-
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 torch::Tensor grad_or_zeros(const torch::Tensor& p) {
   return p.grad().defined() ? p.grad() : torch::zeros_like(p);
@@ -225,7 +219,7 @@ void average_gradients(const std::vector<torch::Tensor>& all_params, Dist& dist,
   g_stats.sparse_steps += sparse ? 1 : 0;
   g_stats.bytes += dist.traffic().bytes - before.bytes;
   g_stats.collective_seconds += dist.traffic().seconds - before.seconds;
-  g_stats.seconds += since(t0);
+  g_stats.seconds += seconds_since(t0);
 }
 
 GradientExchangeStats gradient_exchange_stats() {

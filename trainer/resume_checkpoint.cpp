@@ -55,9 +55,10 @@ ResumeHeader read_resume_header(const std::string& path) {
   try {
     const nlohmann::json j = nlohmann::json::parse(meta.toStringRef());
     h.format = j.at("format").get<int64_t>();
-    if (h.format != kResumeFormat)
+    if (h.format < kOldestResumeFormat || h.format > kResumeFormat)
       throw Error("resume checkpoint " + path + " has format " + std::to_string(h.format) +
-                  "; this recbole-cpp reads format " + std::to_string(kResumeFormat) +
+                  "; this recbole-cpp reads formats " + std::to_string(kOldestResumeFormat) +
+                  " to " + std::to_string(kResumeFormat) +
                   ": resume it with the version that wrote it, or start afresh");
     h.model = j.at("model").get<std::string>();
     h.dataset = j.at("dataset").get<std::string>();
@@ -202,6 +203,18 @@ std::vector<std::string> resume_files_of(const std::string& run) {
   std::vector<std::string> paths;
   for (auto& [t, p] : found) paths.push_back(p);
   return paths;
+}
+
+void remove_temporary_files(const std::string& run) {
+  if (run.empty()) return;
+  const fs::path dir = fs::path(run).parent_path();
+  const std::string prefix = fs::path(run).filename().string();
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir.empty() ? "." : dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.find(".pth.tmp-") != std::string::npos)
+      fs::remove(e.path(), ec);
+  }
 }
 
 std::string resolve_resume(const config::Config& config) {

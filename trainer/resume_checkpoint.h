@@ -27,8 +27,11 @@ class Config;
 
 namespace recbole::trainer {
 
-// Bumped when the layout changes; a checkpoint of another format is refused by name.
-constexpr int64_t kResumeFormat = 1;
+// Bumped when the layout changes; a checkpoint of a format outside kOldestResumeFormat ..
+// kResumeFormat is refused by name. Format 2 writes the metric values of best_valid_result as the
+// result file does ({"name": value}; format 1: [[name, value], ...], trainer/resume_state.h).
+constexpr int64_t kResumeFormat = 2;
+constexpr int64_t kOldestResumeFormat = 1;
 
 // Where a run stands: it continues with epoch `epoch`, pass `pass`, after `batch` batches of that
 // pass (0, 0, 0: a fresh run).
@@ -79,6 +82,10 @@ std::string resume_path(const std::string& run, const ResumePoint& point);
 
 // The resume checkpoints of `run` (existing files), oldest first.
 std::vector<std::string> resume_files_of(const std::string& run);
+
+// Removes the temporary files a killed process left beside the checkpoints of `run`
+// (write_file_atomically names them <file>.tmp-<pid>; the rename they waited for never came).
+void remove_temporary_files(const std::string& run);
 
 // The resume checkpoint the `resume` key asks for: "" when the key is null; the path given; or,
 // for `latest`, the newest resume checkpoint in checkpoint_dir of this model and dataset ("" when

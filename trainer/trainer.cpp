@@ -21,28 +21,25 @@
 #include <nlohmann/json.hpp>
 
 #include "recbole/config/config.h"
-#include "recbole/config/learners.h"
+#include "recbole/evaluator/metric_values.h"
 #include "recbole/runtime/checkpoint_file.h"
 #include "recbole/runtime/device_allocator.h"
 #include "recbole/runtime/fast_path.h"
 #include "recbole/utils/atomic_write.h"
+#include "recbole/utils/clock.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
 #include "recbole/utils/memory.h"
 #include "recbole/utils/progress.h"
 #include "recbole/utils/stop_signal.h"
 #include "recbole/utils/text.h"
-#include "trainer/fused_adam.h"
+#include "trainer/best_model.h"
 #include "trainer/gradient_exchange.h"
+#include "trainer/optimizers.h"
+#include "trainer/resume_state.h"
 
 namespace recbole::trainer {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 std::string fixed(double v, int places) {
   char buf[64];
@@ -50,45 +47,9 @@ std::string fixed(double v, int places) {
   return buf;
 }
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const config::Config& config,
-                                                        std::vector<torch::Tensor> params) {
-  const double lr = config.get_double("learning_rate");
-  const double wd = config.get_double("weight_decay");
-  // The config accepts only the names of learner_names().
-  switch (*config::parse_learner(config.get_string("learner"))) {
-    case config::Learner::kAdam:
-      if (!fast_paths_enabled())
-        return std::make_unique<torch::optim::Adam>(params,
-                                                    torch::optim::AdamOptions(lr).weight_decay(wd));
-      return std::make_unique<FusedAdam>(params, torch::optim::AdamOptions(lr).weight_decay(wd));
-    case config::Learner::kAdamW:
-      return std::make_unique<torch::optim::AdamW>(params,
-                                                   torch::optim::AdamWOptions(lr).weight_decay(wd));
-    case config::Learner::kSgd:
-      return std::make_unique<torch::optim::SGD>(params,
-                                                 torch::optim::SGDOptions(lr).weight_decay(wd));
-    case config::Learner::kAdagrad:
-      return std::make_unique<torch::optim::Adagrad>(
-          params, torch::optim::AdagradOptions(lr).weight_decay(wd));
-    case config::Learner::kRmsprop:
-      return std::make_unique<torch::optim::RMSprop>(
-          params, torch::optim::RMSpropOptions(lr).weight_decay(wd));
-    case config::Learner::kSparseAdam:
-      // libtorch's C++ API has no SparseAdam and our embeddings take dense gradients (as
-      // RecBole's do, where sparse_adam then fails); Adam without weight decay is the closest
-      // honest choice.
-      if (wd > 0) log::warning("learner sparse_adam ignores weight_decay, as in RecBole");
-      log::warning("learner sparse_adam: dense embeddings; using Adam without weight decay");
-      if (!fast_paths_enabled())
-        return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(lr));
-      return std::make_unique<FusedAdam>(params, torch::optim::AdamOptions(lr));
-  }
-  throw Error("learner: no optimizer for \"" + config.get_string("learner") + "\"");
-}
-
-// Rank 0's start time and pid name the checkpoint; other ranks receive them so that every rank
-// agrees on the path.
-std::string checkpoint_name(const config::Config& config, Dist& dist) {
+// checkpoint_dir/<Model>-<time>-<pid>, the start of the run's file names: rank 0's start time and
+// pid, which other ranks receive so that every rank agrees on the names.
+std::string run_name(const config::Config& config, Dist& dist) {
   torch::Tensor stamp = torch::tensor(
       {static_cast<int64_t>(std::time(nullptr)), static_cast<int64_t>(::getpid())}, torch::kInt64);
   dist.broadcast(stamp, 0);
@@ -100,7 +61,7 @@ std::string checkpoint_name(const config::Config& config, Dist& dist) {
   std::strftime(buf, sizeof buf, "%b-%d-%Y_%H-%M-%S", &tm);
   // The pid keeps two runs started in the same second apart.
   return (std::filesystem::path(config.get_string("checkpoint_dir")) /
-          (config.model() + "-" + buf + "-" + std::to_string(pid) + ".pth"))
+          (config.model() + "-" + buf + "-" + std::to_string(pid)))
       .string();
 }
 
@@ -160,10 +121,10 @@ Trainer::Trainer(const config::Config& config, models::Model& model, const Devic
       source_(source),
       evaluator_(evaluator),
       splits_(splits),
-      checkpoint_path_(checkpoint_name(config, dist)),
-      run_(checkpoint_path_.substr(0, checkpoint_path_.size() - 4)),
+      run_(run_name(config, dist)),
       config_snapshot_(config::config_snapshot(config)),
-      writer_(std::make_unique<CheckpointWriter>()) {
+      writer_(std::make_unique<CheckpointWriter>()),
+      best_(std::make_unique<BestModel>(model, *writer_, extras_, run_ + ".pth", dist.is_main())) {
   if (model_.fitted_once()) return;
   if (!source_) throw Error(model_.name() + ": a trained model needs a training source");
   use_dynamic_negatives();
@@ -309,140 +270,11 @@ void Trainer::save_checkpoint(const std::string& path) const {
   }
 }
 
-namespace {
-
-// Resume checkpoints at epoch ends use at most 1/kWriteShare of the time (see fit()).
-constexpr double kWriteShare = 20;
-
-// Every parameter and buffer of the model, in a fixed order.
-std::vector<torch::Tensor> model_state(models::Model& model) {
-  std::vector<torch::Tensor> state = model.parameters();
-  for (const torch::Tensor& b : model.buffers()) state.push_back(b);
-  return state;
-}
-
-nlohmann::json metrics_json(const MetricValues& values) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const auto& [k, v] : values) j.push_back({k, v});
-  return j;
-}
-
-MetricValues metrics_from_json(const nlohmann::json& j) {
-  MetricValues values;
-  for (const auto& kv : j) values.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<double>());
-  return values;
-}
-
-// The temporary files a killed process left beside the run's checkpoints (write_file_atomically
-// names them <file>.tmp-<pid>); the rename they were waiting for never came.
-void remove_temporary_files(const std::string& run) {
-  if (run.empty()) return;
-  const std::filesystem::path dir = std::filesystem::path(run).parent_path();
-  const std::string prefix = std::filesystem::path(run).filename().string();
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir.empty() ? "." : dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && name.find(".pth.tmp-") != std::string::npos)
-      std::filesystem::remove(e.path(), ec);
-  }
-}
-
-}  // namespace
-
-void Trainer::keep_best() {
-  if (!dist_.is_main()) return;
-  torch::NoGradGuard no_grad;
-  // New tensors each time, never copies into the old ones: a resume snapshot may still hold
-  // the old ones, waiting for the writer.
-  best_state_.clear();
-  for (const torch::Tensor& t : model_state(model_)) best_state_.push_back(t.detach().clone());
-  best_unwritten_ = true;
-  // As the resume checkpoints: at most 1/kWriteShare of the time; the best model stays in
-  // memory (and in the resume checkpoints) until written.
-  if (seconds_since(last_best_write_) < kWriteShare * writer_->last_seconds("best")) return;
-  auto archive = std::make_shared<torch::serialize::OutputArchive>();
-  snapshot_module(model_, *archive);
-  if (extras_) extras_(*archive);
-  writer_->submit("best", checkpoint_path_, "the checkpoint", checkpoint_bytes(std::move(archive)));
-  best_unwritten_ = false;
-  last_best_write_ = Clock::now();
-}
-
-void Trainer::write_best() {
-  if (!dist_.is_main() || best_state_.empty() || !best_unwritten_) return;
-  // The snapshot reads the model: put the best values into it for that moment, and the current
-  // ones back after.
-  torch::NoGradGuard no_grad;
-  const std::vector<torch::Tensor> live = model_state(model_);
-  std::vector<torch::Tensor> current;
-  current.reserve(live.size());
-  for (size_t k = 0; k < live.size(); ++k) {
-    current.push_back(live[k].clone());
-    live[k].copy_(best_state_[k]);
-  }
-  auto archive = std::make_shared<torch::serialize::OutputArchive>();
-  snapshot_module(model_, *archive);
-  for (size_t k = 0; k < live.size(); ++k) live[k].copy_(current[k]);
-  if (extras_) extras_(*archive);
-  writer_->submit("best", checkpoint_path_, "the checkpoint", checkpoint_bytes(std::move(archive)));
-  best_unwritten_ = false;
-  last_best_write_ = Clock::now();
-}
-
-std::shared_ptr<torch::serialize::OutputArchive> Trainer::resume_archive() {
-  auto archive_ptr = std::make_shared<torch::serialize::OutputArchive>();
-  torch::serialize::OutputArchive& archive = *archive_ptr;
-  nlohmann::json meta = {
-      {"format", kResumeFormat},
-      {"model", config_.model()},
-      {"dataset", config_.dataset()},
-      {"config", config_snapshot_},
-      {"world_size", dist_.world_size()},
-      {"epoch", point_.epoch},
-      {"pass", point_.pass},
-      {"batch", point_.batch},
-      {"run", run_},
-      {"epoch_loss", epoch_loss_},
-      {"epoch_seconds", epoch_seconds_},
-      {"best_score", best_score_ ? nlohmann::json(*best_score_) : nullptr},
-      {"cur_step", cur_step_},
-      {"best_valid_score",
-       result_.best_valid_score ? nlohmann::json(*result_.best_valid_score) : nullptr},
-      {"best_valid_result", metrics_json(result_.best_valid_result)},
-      {"epochs_run", result_.epochs_run},
-      {"best_epoch", result_.best_epoch},
-      {"train_seconds", result_.train_seconds},
-      {"eval_seconds", result_.eval_seconds},
-      {"checkpoint_path", result_.checkpoint_path},
-      {"history", history_to_json(result_.history)},
-      {"optimizers", step_ ? step_->count() : 0},
-      {"best_tensors", best_state_.size()},
-  };
-  archive.write("resume_meta", c10::IValue(meta.dump()));
-  torch::serialize::OutputArchive model;
-  snapshot_module(model_, model);
-  archive.write("model", model);
-  torch::serialize::OutputArchive model_training;
-  model_.save_training_state(model_training);
-  archive.write("model_training_state", model_training);
+ResumeParts Trainer::resume_parts() {
+  std::vector<torch::optim::Optimizer*> optimizers;
   if (step_)
-    for (size_t k = 0; k < step_->count(); ++k) {
-      torch::serialize::OutputArchive optimizer;
-      step_->optimizer(k).save(optimizer);
-      detach_optimizer_state(step_->optimizer(k));
-      archive.write("optimizer_" + std::to_string(k), optimizer);
-    }
-  if (fast_) {
-    torch::serialize::OutputArchive fast;
-    fast_->save(fast);
-    archive.write("fast_epoch", fast);
-  }
-  const std::vector<torch::Tensor> generators = device_.generator_states();
-  for (size_t k = 0; k < generators.size(); ++k)
-    archive.write("generator_" + std::to_string(k), generators[k]);
-  for (size_t k = 0; k < best_state_.size(); ++k)
-    archive.write("best_" + std::to_string(k), best_state_[k]);
-  return archive_ptr;
+    for (size_t k = 0; k < step_->count(); ++k) optimizers.push_back(&step_->optimizer(k));
+  return {model_, std::move(optimizers), fast_.get(), device_, *best_};
 }
 
 std::string Trainer::write_resume(bool wait) {
@@ -453,7 +285,17 @@ std::string Trainer::write_resume(bool wait) {
     const std::string run = run_;
     // After the rename: the run's older resume checkpoints beyond checkpoint_keep go.
     const auto t0 = Clock::now();
-    auto archive = resume_archive();
+    ResumeHeader header;
+    header.format = kResumeFormat;
+    header.model = config_.model();
+    header.dataset = config_.dataset();
+    header.config_yaml = config_snapshot_;
+    header.world_size = dist_.world_size();
+    header.point = point_;
+    header.run = run_;
+    auto archive =
+        resume_archive(header, LoopState{epoch_loss_, epoch_seconds_, best_score_, cur_step_},
+                       result_, resume_parts());
     resume_snapshot_s_ += seconds_since(t0);
     ++resume_writes_;
     writer_->submit("resume", path, "the resume checkpoint", checkpoint_bytes(std::move(archive)),
@@ -472,77 +314,20 @@ std::string Trainer::write_resume(bool wait) {
 
 void Trainer::resume(const std::string& path) {
   const ResumeHeader header = read_resume_header(path);
-  torch::serialize::InputArchive archive;
-  load_checkpoint_archive(path, "resume checkpoint", archive, device_.device());
-  c10::IValue meta_value;
-  archive.read("resume_meta", meta_value);
-  const nlohmann::json meta = nlohmann::json::parse(meta_value.toStringRef());
-  auto sub = [&](const std::string& key) {
-    torch::serialize::InputArchive a;
-    archive.read(key, a);
-    return a;
-  };
-  const size_t optimizers = meta.at("optimizers").get<size_t>();
-  if (optimizers != (step_ ? step_->count() : 0) || meta.at("optimizers").is_null())
-    throw Error("resume checkpoint " + path + " holds " + std::to_string(optimizers) +
-                " optimizer(s); this run of " + model_.name() + " has " +
-                std::to_string(step_ ? step_->count() : 0) + " (fast_bpr or the learner changed?)");
-  try {
-    torch::serialize::InputArchive model = sub("model");
-    model_.load(model);
-    torch::serialize::InputArchive model_training = sub("model_training_state");
-    model_.load_training_state(model_training);
-    for (size_t k = 0; k < optimizers; ++k) {
-      torch::serialize::InputArchive optimizer = sub("optimizer_" + std::to_string(k));
-      step_->optimizer(k).load(optimizer);
-    }
-    if (fast_) {
-      torch::serialize::InputArchive fast = sub("fast_epoch");
-      fast_->load(fast);
-    }
-    std::vector<torch::Tensor> generators;
-    for (size_t k = 0; k < device_.generator_states().size(); ++k) {
-      torch::Tensor g;
-      archive.read("generator_" + std::to_string(k), g);
-      generators.push_back(DeviceManager::to_host(g));
-    }
-    device_.set_generator_states(generators);
-    best_state_.clear();
-    const size_t best = meta.at("best_tensors").get<size_t>();
-    for (size_t k = 0; k < best; ++k) {
-      torch::Tensor t;
-      archive.read("best_" + std::to_string(k), t);
-      best_state_.push_back(t);
-    }
-  } catch (const c10::Error& e) {
-    throw Error("resume checkpoint " + path + " does not fit this " + model_.name() +
-                " (another model size or dataset?): " + e.what_without_backtrace());
-  }
+  const LoopState loop = read_resume_state(path, resume_parts(), result_);
   run_ = header.run;
-  checkpoint_path_ = run_ + ".pth";
+  best_->set_path(run_ + ".pth");
   // Rank 0 writes the run's files, so only it may clear them (another rank would race its
   // writes).
   if (dist_.is_main()) remove_temporary_files(run_);
   point_ = header.point;
-  epoch_loss_ = meta.at("epoch_loss").get<double>();
-  epoch_seconds_ = meta.at("epoch_seconds").get<double>();
-  best_score_.reset();
-  if (!meta.at("best_score").is_null()) best_score_ = meta.at("best_score").get<double>();
-  cur_step_ = meta.at("cur_step").get<int64_t>();
-  result_ = FitResult();
-  if (!meta.at("best_valid_score").is_null())
-    result_.best_valid_score = meta.at("best_valid_score").get<double>();
-  result_.best_valid_result = metrics_from_json(meta.at("best_valid_result"));
-  result_.epochs_run = meta.at("epochs_run").get<int64_t>();
-  result_.best_epoch = meta.at("best_epoch").get<int64_t>();
-  result_.train_seconds = meta.at("train_seconds").get<std::vector<double>>();
-  result_.eval_seconds = meta.at("eval_seconds").get<std::vector<double>>();
-  result_.checkpoint_path = meta.at("checkpoint_path").get<std::string>();
-  result_.history = history_from_json(meta.at("history"));
+  epoch_loss_ = loop.epoch_loss;
+  epoch_seconds_ = loop.epoch_seconds;
+  best_score_ = loop.best_score;
+  cur_step_ = loop.cur_step;
   // The best model's file may be older or newer than this checkpoint (the background writer
   // was ahead or behind when the run stopped): write the one this checkpoint knows.
-  best_unwritten_ = !best_state_.empty();
-  write_best();
+  best_->write();
   log::info(
       "resuming " + model_.name() + " from " + path + ": epoch " + std::to_string(point_.epoch) +
       (point_.batch > 0 || point_.pass > 0 ? ", pass " + std::to_string(point_.pass) + ", after " +
@@ -559,8 +344,8 @@ void Trainer::load_checkpoint(const std::string& path) {
 nlohmann::json history_to_json(const std::vector<EpochRecord>& history) {
   nlohmann::json j = nlohmann::json::array();
   for (const EpochRecord& r : history) {
-    nlohmann::json valid = nlohmann::json::object();
-    for (const auto& [k, v] : r.valid_result) valid[k] = v;
+    // An ordered_json in a nlohmann::json: the names come out sorted, as in the result file.
+    const nlohmann::json valid = evaluator::metric_values_to_json(r.valid_result);
     j.push_back({{"epoch", r.epoch},
                  {"train_loss", r.train_loss},
                  {"train_s", r.train_s},
@@ -597,8 +382,7 @@ std::vector<EpochRecord> history_from_json(const nlohmann::json& j) {
     r.train_loss = e.at("train_loss").get<double>();
     r.train_s = e.at("train_s").get<double>();
     if (!e.at("valid_score").is_null()) r.valid_score = e.at("valid_score").get<double>();
-    for (const auto& [k, v] : e.at("valid_result").items())
-      r.valid_result.emplace_back(k, v.get<double>());
+    r.valid_result = evaluator::metric_values_from_json(e.at("valid_result"));
     r.eval_s = e.at("eval_s").get<double>();
     history.push_back(r);
   }
@@ -651,8 +435,8 @@ FitResult Trainer::fit_once() {
                                         static_cast<int>(config_.get_int("metric_decimal_place"))));
   }
   result.best_epoch = 0;
-  save_checkpoint(checkpoint_path_);
-  result.checkpoint_path = checkpoint_path_;
+  save_checkpoint(best_->path());
+  result.checkpoint_path = best_->path();
   dist_.barrier("checkpoint written");
   return result;
 }
@@ -664,7 +448,7 @@ FitResult Trainer::stop_run(int signal) {
                  ? " after " + std::to_string(point_.batch) + " batches" +
                        (point_.pass > 0 ? " of pass " + std::to_string(point_.pass) : std::string())
                  : std::string()));
-  write_best();
+  best_->write();
   result_.resume_path = write_resume(/*wait=*/true);
   result_.stop_signal = signal;
   writer_->wait();
@@ -708,8 +492,8 @@ FitResult Trainer::fit() {
       log::info("epoch " + std::to_string(epoch) + " training [time: " + fixed(epoch_seconds_, 2) +
                 "s, train loss: " + fixed(epoch_loss_, loss_places) + "]");
       if (eval_step <= 0 || !has_valid) {
-        keep_best();
-        result.checkpoint_path = checkpoint_path_;
+        best_->keep();
+        result.checkpoint_path = best_->path();
         result.best_epoch = epoch;
       } else if ((epoch + 1) % eval_step == 0) {
         t0 = Clock::now();
@@ -736,9 +520,9 @@ FitResult Trainer::fit() {
                   evaluator::format_metrics(
                       valid, static_cast<int>(config_.get_int("metric_decimal_place"))));
         if (improved) {
-          keep_best();
-          result.checkpoint_path = checkpoint_path_;
-          log::debug("Saving current: " + checkpoint_path_);
+          best_->keep();
+          result.checkpoint_path = best_->path();
+          log::debug("Saving current: " + best_->path());
           result.best_valid_score = score;
           result.best_valid_result = valid;
           result.best_epoch = epoch;
@@ -762,13 +546,13 @@ FitResult Trainer::fit() {
   } catch (...) {
     // The best model so far still reaches the disk, and what was submitted.
     try {
-      write_best();
+      best_->write();
       writer_->wait();
     } catch (...) {
     }
     throw;
   }
-  write_best();
+  best_->write();
   writer_->wait();
   if (cur_step_ > stopping_step)
     if (auto warning = flat_loss_warning(result.history, stopping_step)) log::warning(*warning);
@@ -788,9 +572,9 @@ FitResult Trainer::fit() {
 }
 
 MetricValues Trainer::test(bool load_best) {
-  if (load_best && !checkpoint_path_.empty() && std::filesystem::exists(checkpoint_path_)) {
-    log::info("Loading model structure and parameters from " + checkpoint_path_);
-    load_checkpoint(checkpoint_path_);
+  if (load_best && !best_->path().empty() && std::filesystem::exists(best_->path())) {
+    log::info("Loading model structure and parameters from " + best_->path());
+    load_checkpoint(best_->path());
   }
   return evaluate(splits_.test, evaluator::Phase::kTest);
 }

@@ -14,13 +14,12 @@
 // at the start, gradients averaged over ranks by a bucketed all-reduce; every rank takes the
 // same path.
 //
-// Stopping and resuming (trainer/resume_checkpoint.h): after every batch the trainer looks for a
-// stop request (recbole/utils/stop_signal.h; with several ranks they agree through one small
-// collective, so every rank stops after the same batch). On one it writes a resume checkpoint
-// and the best model, and fit() returns with stop_signal set. A resume checkpoint is also
-// written after every epoch, in the background. resume() before fit() continues such a run:
+// Stopping and resuming (trainer/resume_checkpoint.h, trainer/resume_state.h): after every batch
+// the trainer looks for a stop request (recbole/utils/stop_signal.h; with several ranks they agree
+// through one small collective, so every rank stops after the same batch). On one it writes a
+// resume checkpoint and the best model, and fit() returns with stop_signal set. A resume checkpoint
+// is also written after every epoch, in the background. resume() before fit() continues such a run:
 // with the same seed it ends bit for bit where the uninterrupted run would have.
-#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -31,11 +30,14 @@
 
 #include "models/model.h"
 #include "recbole/runtime/fast_path.h"
+#include "recbole/utils/clock.h"
 #include "recbole/utils/error.h"
 #include "tasks/training_source.h"
+#include "trainer/best_model.h"
 #include "trainer/checkpoint_writer.h"
 #include "trainer/evaluator.h"
 #include "trainer/resume_checkpoint.h"
+#include "trainer/resume_state.h"
 
 namespace recbole::trainer {
 
@@ -114,7 +116,7 @@ class Trainer {
   // that the file stands alone. Called on the training thread when a checkpoint is snapshotted;
   // it must write only tensors that nothing changes afterwards (the writer serialises them
   // later, on its own thread). Model::load ignores them.
-  using CheckpointExtras = std::function<void(torch::serialize::OutputArchive&)>;
+  using CheckpointExtras = trainer::CheckpointExtras;
   void set_checkpoint_extras(CheckpointExtras extras) { extras_ = std::move(extras); }
 
  private:
@@ -129,16 +131,8 @@ class Trainer {
   // The signal of a stop request, agreed by every rank (0: go on). A collective when distributed.
   int agreed_stop();
   FitResult stop_run(int signal);
-  // At each improvement the best model is kept in memory (copies of its parameters and
-  // buffers, for resume checkpoints) and its checkpoint handed to the background writer, as
-  // RecBole writes it at every improvement but without waiting for the disk — unless writes
-  // would take over 1/kWriteShare of the time: then it is written at a later improvement, at
-  // the end, on a stop or an error.
-  void keep_best();
-  // Writes best_state_ (not the live model) to the best checkpoint when not written yet.
-  void write_best();
-  // A snapshot of everything a resume checkpoint holds (rank 0), for the background writer.
-  std::shared_ptr<torch::serialize::OutputArchive> resume_archive();
+  // The model, optimizers, fast epoch, generators and best model, for trainer/resume_state.h.
+  ResumeParts resume_parts();
   // Writes the resume checkpoint of point_ (background; wait: also waits for the disk).
   std::string write_resume(bool wait);
   void sync_initial_parameters();
@@ -158,12 +152,11 @@ class Trainer {
   EvaluationSplits splits_;
   std::unique_ptr<Step> step_;               // the batch loop's optimizers
   std::unique_ptr<models::FastEpoch> fast_;  // set when the model's fast epoch applies
-  std::string checkpoint_path_;              // the best model: run_ + ".pth"
   std::string run_;                          // checkpoint_dir/<Model>-<time>-<pid>
   std::string config_snapshot_;              // the effective config, for resume checkpoints
-  std::vector<torch::Tensor> best_state_;    // see keep_best()
   CheckpointExtras extras_;                  // see set_checkpoint_extras()
   std::unique_ptr<CheckpointWriter> writer_;
+  std::unique_ptr<BestModel> best_;  // its checkpoint: run_ + ".pth"
   // Where the run stands, and what a resume checkpoint carries besides tensors.
   ResumePoint point_;
   double epoch_loss_ = 0;     // loss summed over the batches done of point_.epoch
@@ -171,8 +164,7 @@ class Trainer {
   std::optional<double> best_score_;
   int64_t cur_step_ = 0;  // validations without improvement
   FitResult result_;
-  bool best_unwritten_ = false;
-  std::chrono::steady_clock::time_point last_best_write_{}, last_resume_write_{};
+  Clock::time_point last_resume_write_{};
   int64_t resume_writes_ = 0;
   double resume_snapshot_s_ = 0;  // on the training thread
 };

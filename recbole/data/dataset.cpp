@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -14,8 +13,10 @@
 #include "recbole/data/atomic_file.h"
 #include "recbole/data/interval.h"
 #include "recbole/data/preload_weight.h"
+#include "recbole/utils/clock.h"
 #include "recbole/utils/error.h"
 #include "recbole/utils/logging.h"
+#include "recbole/utils/text.h"
 
 namespace recbole::data {
 
@@ -64,12 +65,6 @@ std::string python_float_repr(double value) {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 // numpy's pairwise summation of float64 (add.reduce: first element, then the pairwise sum of the
@@ -99,15 +94,6 @@ double pairwise_sum(const double* a, int64_t n) {
 double numpy_sum(const std::vector<double>& v) {
   if (v.empty()) return 0.;
   return v[0] + pairwise_sum(v.data() + 1, static_cast<int64_t>(v.size()) - 1);
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) {
-    if (!out.empty()) out += ", ";
-    out += n;
-  }
-  return out;
 }
 
 std::vector<std::string> column_names(const Table& t) {
@@ -179,8 +165,8 @@ class DatasetLoader {
                           "columns");
       if (!ds_.inter_.has(name))
         throw ConfigError("unused_col: inter: no column \"" + name + "\" in " +
-                          ds_.inter_.source() + " (loaded: " + join(column_names(ds_.inter_)) +
-                          ")");
+                          ds_.inter_.source() +
+                          " (loaded: " + join(column_names(ds_.inter_), ", ") + ")");
     }
   }
   std::string file_path(const std::string& suffix) const {
@@ -212,7 +198,7 @@ class DatasetLoader {
     const int i = t.index_of(field);
     if (i < 0) {
       throw DataError(t.source() + ": column " + field + " (" + why +
-                      ") is not loaded; loaded columns: " + join(column_names(t)) +
+                      ") is not loaded; loaded columns: " + join(column_names(t), ", ") +
                       " (check load_col/unload_col and the header)");
     }
     if (t.columns()[static_cast<size_t>(i)].type != FieldType::kToken) {
@@ -263,9 +249,9 @@ class DatasetLoader {
           same = same && ds_.inter_.has(c.name) && ds_.inter_.column(c.name).type == c.type;
         }
         if (!same) {
-          throw DataError(path + ":1: columns " + join(column_headers(t)) +
+          throw DataError(path + ":1: columns " + join(column_headers(t), ", ") +
                           " differ from those of " + ds_.inter_.source() + " (" +
-                          join(column_headers(ds_.inter_)) + ")");
+                          join(column_headers(ds_.inter_), ", ") + ")");
         }
         ds_.inter_.append(t);
       }
@@ -638,7 +624,7 @@ class DatasetLoader {
       }
       if (!found) {
         throw DataError(key + ": field " + f.field + " is not a loaded column of dataset " +
-                        opt().dataset + " (loaded: " + join(ds_.field_names_) + ")");
+                        opt().dataset + " (loaded: " + join(ds_.field_names_, ", ") + ")");
       }
       check_not_empty("val_interval " + f.field);
     }
@@ -859,7 +845,7 @@ class DatasetLoader {
     Table& inter = ds_.inter_;
     if (!inter.has(field)) {
       throw DataError("threshold: field " + field + " is not a loaded column of " + inter.source() +
-                      " (loaded: " + join(column_names(inter)) + ")");
+                      " (loaded: " + join(column_names(inter), ", ") + ")");
     }
     if (inter.column(field).type != FieldType::kFloat) {
       throw DataError("threshold: field " + field + " of " + inter.source() + " is " +
@@ -903,7 +889,7 @@ class DatasetLoader {
         }
         if (found == nullptr) {
           throw DataError("normalize_field: field " + f + " is not a loaded column of dataset " +
-                          opt().dataset + " (loaded: " + join(ds_.field_names_) + ")");
+                          opt().dataset + " (loaded: " + join(ds_.field_names_, ", ") + ")");
         }
         if (!found->is_float_like()) {
           log::warning(f + " is not a FLOAT/FLOAT_SEQ feat, which will not be normalized.");
@@ -984,7 +970,7 @@ int32_t Dataset::item_id(std::string_view token) const {
 const std::vector<double>& Dataset::inter_floats(std::string_view name) const {
   if (!inter_.has(name) || inter_.column(name).type != FieldType::kFloat) {
     throw DataError(inter_.source() + ": no float column " + std::string(name) +
-                    " (loaded: " + join(column_names(inter_)) + ")");
+                    " (loaded: " + join(column_names(inter_), ", ") + ")");
   }
   return inter_.column(name).floats;
 }

@@ -94,12 +94,6 @@ const Registry& registry() {
   return reg;
 }
 
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
-  return out;
-}
-
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
   if (from.empty()) return text;
   for (size_t pos = text.find(from); pos != std::string::npos;

@@ -7,6 +7,7 @@
 
 #include "recbole/utils/atomic_write.h"
 #include "recbole/utils/error.h"
+#include "recbole/utils/text.h"
 #include "run/experiment/table_text.h"
 #include "run/experiment/trial_runner.h"
 #include "run/report/html_report.h"

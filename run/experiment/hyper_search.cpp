@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "recbole/utils/atomic_write.h"
+#include "recbole/utils/text.h"
 #include "run/experiment/search.h"
 #include "run/experiment/table_text.h"
 #include "run/experiment/trial_runner.h"

@@ -6,9 +6,6 @@
 
 namespace recbole::experiment {
 
-// `parts` joined with `sep`.
-std::string join(const std::vector<std::string>& parts, const std::string& sep);
-
 // `x` with `decimals` digits after the point ("0.4123").
 std::string fixed(double x, int decimals);
 

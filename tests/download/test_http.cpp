@@ -1,12 +1,12 @@
 // http_download against the local test server: resume, retries, stalls, sizes.
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <filesystem>
 
 #include "download_fixtures.h"
 #include "http_test_server.h"
 #include "recbole/download/http.h"
+#include "recbole/utils/clock.h"
 #include "recbole/utils/error.h"
 
 using namespace recbole::testing;
@@ -22,10 +22,6 @@ std::string pattern_bytes(size_t n, int seed) {
     c = char(x >> 24);
   }
   return s;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 }  // namespace
@@ -169,10 +165,10 @@ TEST_CASE("http_download gives up on a stalled server after the timeout", "[down
   route.stall_before_headers = true;
   server.set("/silent.zip", route);
   for (const char* path : {"/stall.zip", "/silent.zip"}) {
-    auto t0 = std::chrono::steady_clock::now();
+    auto t0 = recbole::Clock::now();
     CHECK_THROWS_WITH(http_download(server.url(path), tmp / "p", -1, quick_options(0), "s"),
                       Catch::Contains("timed out"));
-    double took = seconds_since(t0);
+    double took = recbole::seconds_since(t0);
     CHECK(took >= 0.9);
     CHECK(took < 5.0);
   }

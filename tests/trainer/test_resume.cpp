@@ -325,3 +325,79 @@ TEST_CASE("a resume checkpoint that does not fit is refused with the key or the 
   CHECK_THROWS_WITH(recbole::trainer::read_resume_header(stopped.fit.checkpoint_path),
                     Catch::Contains("not a resume checkpoint"));
 }
+
+TEST_CASE("resume checkpoints write metric values as the result file does, and read format 1's",
+          "[trainer][resume]") {
+  using namespace recbole::trainer;
+  FitResult result;
+  result.best_valid_score = 0.25;
+  // Not in the names' order: the order must come back as the evaluator gave it.
+  result.best_valid_result = {{"recall@10", 0.25}, {"mrr@10", 0.5}, {"hit@10", 0.75}};
+  result.epochs_run = 3;
+  result.best_epoch = 1;
+  result.train_seconds = {1.0, 2.0, 3.0};
+  result.eval_seconds = {0.5};
+  result.checkpoint_path = "dir/BPR-x.pth";
+  EpochRecord record;
+  record.epoch = 1;
+  record.train_loss = 0.7;
+  record.valid_score = 0.25;
+  record.valid_result = result.best_valid_result;
+  result.history = {record};
+  ResumeHeader header;
+  header.model = "BPR";
+  header.dataset = "ml-100k";
+  header.config_yaml = "seed: 2020\n";
+  header.point = {3, 0, 5};
+  header.run = "dir/BPR-x";
+  const LoopState loop{1.5, 0.125, 0.25, 2};
+
+  const nlohmann::ordered_json meta = resume_meta_json(header, loop, result, 1, 4);
+  CHECK(meta.at("format") == kResumeFormat);
+  CHECK(meta.at("best_valid_result").dump() == R"({"recall@10":0.25,"mrr@10":0.5,"hit@10":0.75})");
+  // Format 1 (before the result file's shape): best_valid_result as [[name, value], ...].
+  nlohmann::ordered_json old = meta;
+  old["format"] = 1;
+  old["best_valid_result"] = nlohmann::ordered_json::array();
+  for (const auto& [k, v] : result.best_valid_result) old["best_valid_result"].push_back({k, v});
+  for (const nlohmann::ordered_json& written : {meta, old}) {
+    INFO("format " << written.at("format"));
+    FitResult got;
+    const LoopState l = read_resume_meta(nlohmann::ordered_json::parse(written.dump()), got);
+    CHECK(got.best_valid_result == result.best_valid_result);
+    CHECK(got.best_valid_score == result.best_valid_score);
+    CHECK(got.epochs_run == 3);
+    CHECK(got.best_epoch == 1);
+    CHECK(got.train_seconds == result.train_seconds);
+    CHECK(got.eval_seconds == result.eval_seconds);
+    CHECK(got.checkpoint_path == result.checkpoint_path);
+    REQUIRE(got.history.size() == 1);
+    CHECK(got.history[0].train_loss == 0.7);
+    CHECK(got.history[0].valid_score == 0.25);
+    CHECK(l.epoch_loss == 1.5);
+    CHECK(l.epoch_seconds == 0.125);
+    CHECK(l.best_score == 0.25);
+    CHECK(l.cur_step == 2);
+  }
+
+  // A file of format 1 passes the header check; one of format 0 does not.
+  const fs::path dir = fresh_dir("format1");
+  for (int64_t format : {int64_t{1}, int64_t{0}}) {
+    nlohmann::ordered_json m = old;
+    m["format"] = format;
+    const std::string path = (dir / ("v" + std::to_string(format) + ".pth")).string();
+    auto a = std::make_shared<torch::serialize::OutputArchive>();
+    a->write("resume_meta", c10::IValue(m.dump()));
+    recbole::write_file_atomically(path, checkpoint_bytes(a));
+    if (format == kOldestResumeFormat) {
+      const ResumeHeader h = read_resume_header(path);
+      CHECK(h.format == 1);
+      CHECK(h.run == "dir/BPR-x");
+      CHECK(h.point.batch == 5);
+    } else {
+      CHECK_THROWS_WITH(read_resume_header(path),
+                        Catch::Contains("format 0") && Catch::Contains("reads formats 1 to"));
+    }
+  }
+  fs::remove_all(dir);
+}
