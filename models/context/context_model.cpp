@@ -1,11 +1,12 @@
 #include "models/context/context_model.h"
 
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 #include <set>
 #include <vector>
 
+#include "kernels/bce.h"
+#include "kernels/fm.h"
 #include "models/layers/backward_parts.h"
 #include "models/layers/dropout.h"
 #include "models/shared_keys.h"
@@ -163,88 +164,23 @@ void ContextModel::closed_form_logits(const data::Batch& batch, ClosedFormBuffer
   // E in the first-order part's walk over the ids.
   buf.e.resize(static_cast<size_t>(b * f * d));
   first_order_->forward_direct(batch, buf.z.data(), embedding_.get(), buf.e.data());
-  if (form.fm) fm_logits(buf, b);
+  if (form.fm) {
+    buf.sum.resize(static_cast<size_t>(b * d));
+    buf.squares.resize(static_cast<size_t>(d));
+    kernels::fm_logits(buf.e.data(), b, f, d, buf.sum.data(), buf.squares.data(), buf.z.data());
+  }
   if (form.deep)
     deep_part()->forward(torch::from_blob(buf.e.data(), {b, f * d}, torch::kFloat32), is_training(),
                          buf.z.data(), buf.deep);
 }
 
-void ContextModel::fm_logits(ClosedFormBuffers& buf, int64_t b) const {
-  // z += ½ Σ_k (S_k² − Σ_f E_fk²), S = Σ_f E (RecBole's FM term).
-  const int64_t f = num_fields_, d = embedding_size_;
-  buf.sum.resize(static_cast<size_t>(b * d));
-  // Per dimension first, then over the dimensions (as fm_interaction): the inner loops run
-  // along k and vectorise; a running scalar sum over F·d would be one long dependency chain.
-  buf.squares.resize(static_cast<size_t>(d));
-  float* __restrict squares = buf.squares.data();
-  for (int64_t r = 0; r < b; ++r) {
-    const float* __restrict e = buf.e.data() + r * f * d;
-    float* __restrict sum = buf.sum.data() + r * d;
-    for (int64_t k = 0; k < d; ++k) {
-      sum[k] = e[k];
-      squares[k] = e[k] * e[k];
-    }
-    for (int64_t c = 1; c < f; ++c)
-      for (int64_t k = 0; k < d; ++k) {
-        sum[k] += e[c * d + k];
-        squares[k] += e[c * d + k] * e[c * d + k];
-      }
-    float term = 0.0f;
-    for (int64_t k = 0; k < d; ++k) term += sum[k] * sum[k] - squares[k];
-    buf.z[static_cast<size_t>(r)] += 0.5f * term;
-  }
-}
-
-namespace {
-
-// log1p(t) for t in (0, 1] through logf (Goldberg's form: log(u) · t / (u − 1), u = 1 + t
-// rounded, exact where u = 1): within a few ulp of log1p, and several times faster than
-// glibc 2.36's log1pf, which was 5 % of an FM run and more of LR's.
-float log1p_unit(float t) {
-  const float u = 1.0f + t;
-  return u == 1.0f ? t : std::log(u) * (t / (u - 1.0f));
-}
-
-}  // namespace
-
 double ContextModel::bce_with_logits(const data::Batch& batch, int64_t rows,
                                      ClosedFormBuffers& buf) {
   const int64_t b = batch.users.size(0);
   buf.dz.resize(static_cast<size_t>(b));
-  // PyTorch's stable form; dloss/dz = (σ(z) − y) / rows.
   const torch::Tensor y = batch.labels.contiguous();
-  const float* ys = y.data_ptr<float>();
-  double loss = 0.0;
-  for (int64_t r = 0; r < b; ++r) {
-    const float z = buf.z[static_cast<size_t>(r)];
-    const float t = std::exp(-std::abs(z));  // one exp for the loss and σ(z)
-    loss += std::max(z, 0.0f) - z * ys[r] + log1p_unit(t);
-    const float sigmoid = z >= 0.0f ? 1.0f / (1.0f + t) : t / (1.0f + t);
-    buf.dz[static_cast<size_t>(r)] = (sigmoid - ys[r]) / static_cast<float>(rows);
-  }
-  return loss;
+  return kernels::bce_with_logits(buf.z.data(), y.data_ptr<float>(), b, rows, buf.dz.data());
 }
-
-namespace {
-
-// FM's gradient over E [B, F, d]: dloss/dE[r, c] = dz[r] · (S[r] − E[r, c]) (+ deep[r, c], the
-// deep part's gradient, when given), written over E.
-void fm_gradient(float* e_rows, const float* sums, const float* dz, const float* deep, int64_t b,
-                 int64_t f, int64_t d) {
-  for (int64_t r = 0; r < b; ++r) {
-    float* __restrict e = e_rows + r * f * d;
-    const float* __restrict sum = sums + r * d;
-    const float g = dz[r];
-    for (int64_t c = 0; c < f; ++c)
-      for (int64_t k = 0; k < d; ++k) e[c * d + k] = g * (sum[k] - e[c * d + k]);
-    if (deep != nullptr) {
-      const float* __restrict x = deep + r * f * d;
-      for (int64_t i = 0; i < f * d; ++i) e[i] += x[i];
-    }
-  }
-}
-
-}  // namespace
 
 torch::Tensor ContextModel::closed_form_backward(const data::Batch& batch) {
   if (closed_form().deep) return deep_closed_form_backward(batch);
@@ -257,7 +193,7 @@ torch::Tensor ContextModel::closed_form_backward(const data::Batch& batch) {
   if (!fm) {
     first_order_->add_gradient(batch, buf.dz.data());
   } else {
-    fm_gradient(buf.e.data(), buf.sum.data(), buf.dz.data(), nullptr, b, f, d);
+    kernels::fm_gradient(buf.e.data(), buf.sum.data(), buf.dz.data(), nullptr, b, f, d);
     first_order_->add_gradient(batch, buf.dz.data(), embedding_.get(), buf.e.data());
   }
   return torch::tensor(static_cast<float>(loss / static_cast<double>(b)));
@@ -288,7 +224,7 @@ torch::Tensor ContextModel::deep_closed_form_backward(const data::Batch& batch) 
     const float* dx = buf.deep.dx.data_ptr<float>();
     const int64_t n = part.users.size(0);
     if (fm)
-      fm_gradient(buf.e.data(), buf.sum.data(), buf.dz.data(), dx, n, f, d);
+      kernels::fm_gradient(buf.e.data(), buf.sum.data(), buf.dz.data(), dx, n, f, d);
     else
       std::copy(dx, dx + n * f * d, buf.e.data());
   });

@@ -133,10 +133,9 @@ class ContextModel : public Model {
   std::vector<ClosedFormBuffers> part_buffers_;
   // The closed form's logits of `batch` into buf (dropout in the deep part when training).
   void closed_form_logits(const data::Batch& batch, ClosedFormBuffers& buf) const;
-  // Adds the FM term of buf.e's b rows to buf.z, and fills buf.sum with Σ_f E.
-  void fm_logits(ClosedFormBuffers& buf, int64_t b) const;
   // Σ over the batch's rows of the binary cross-entropy of buf.z against its labels, and
-  // buf.dz = its gradient divided by `rows` (the whole batch's, for a part's share of the mean).
+  // buf.dz = its gradient divided by `rows` (the whole batch's, for a part's share of the mean):
+  // kernels::bce_with_logits on the batch's labels.
   static double bce_with_logits(const data::Batch& batch, int64_t rows, ClosedFormBuffers& buf);
   // The step of the forms with a deep part: closed_form_backward in parts.
   torch::Tensor deep_closed_form_backward(const data::Batch& batch);

@@ -7,7 +7,8 @@
 // Why: DeepFM's autograd step is some hundred libtorch ops a part; in perf, dispatch, element-wise
 // passes, allocation and copies took about three quarters of the epoch and the products a quarter
 // (their kernels on libxsmm). Here a layer is one product and one pass (bias and ReLU, or the
-// ReLU's and the mask's gradient), over buffers kept between batches.
+// ReLU's and the mask's gradient), over buffers kept between batches: the arithmetic is
+// kernels/mlp.h's; this class keeps the parameters, the buffers and the masks.
 //
 // The dropout masks are layers::fill_dropout_mask's, drawn on the calling thread's key in layer
 // order, so under the same DropoutKeyScope they are the masks that ContextMLP::forward draws; the

@@ -8,7 +8,8 @@
 // many kernels backward; a Caser epoch took ~790 s. Fused, a window of h rows is h·d contiguous
 // floats of the image, so each output is a dot product of contiguous memory; four windows and
 // four filters at a time run in AVX-512 registers. The max keeps its argument, so the backward
-// touches one window per filter: ~1/9 of the forward's work. Elsewhere (CUDA, float64) it is the
+// touches one window per filter: ~1/9 of the forward's work (the loops: kernels/horizontal_conv.h;
+// this file keeps the autograd node and the composition). Elsewhere (CUDA, float64) it is the
 // libtorch composition; both give the same values and gradients up to float rounding
 // (tests/models/test_layers.cpp). The fused node has no double backward.
 #include <torch/torch.h>
