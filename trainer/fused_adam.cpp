@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/row_adam.h"
+#include "kernels/row_optimizers.h"
 #include "recbole/utils/thread_pool.h"
 #include "recbole/utils/torch_compat.h"
 
@@ -15,8 +15,8 @@ namespace {
 constexpr int64_t kChunk = 1 << 15;
 
 RECBOLE_MULTIVERSION void adam_chunk(float* p, const float* g, float* m, float* v, int64_t n,
-                                     const AdamConsts& c) {
-  adam_row(p, g, m, v, n, c);
+                                     const kernels::AdamConsts& c) {
+  kernels::adam_row(p, g, m, v, n, c);
 }
 
 bool fusable(const torch::Tensor& p, const torch::Tensor& g, bool amsgrad) {
@@ -44,7 +44,7 @@ void tensor_update(torch::Tensor p, torch::Tensor grad, torch::optim::AdamParamS
 void fused_update(torch::Tensor& p, const torch::Tensor& g, torch::optim::AdamParamState& s,
                   const torch::optim::AdamOptions& o, double bc1, double bc2) {
   const auto [b1, b2] = o.betas();
-  AdamConsts c;
+  kernels::AdamConsts c;
   c.b1 = static_cast<float>(b1);
   c.b2 = static_cast<float>(b2);
   c.eps = static_cast<float>(o.eps());

@@ -1,6 +1,6 @@
 #pragma once
 // Adam as torch::optim::Adam defines it, with the update of each CPU float32 parameter fused
-// into one pass over its elements (kernels/row_adam.h), split over the ThreadPool.
+// into one pass over its elements (kernels/row_optimizers.h), split over the ThreadPool.
 // libtorch's Adam makes about seven passes and four temporaries per parameter per step; for
 // the knowledge models' 34,629 × 64 entity table (every row moves through its moments at
 // every step, as in PyTorch) that was a third of a batch.

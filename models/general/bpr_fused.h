@@ -17,18 +17,18 @@
 //    decay only the rows a batch uses move (the others' gradient is 0), so the cost is
 //    O(batch × dim) and no moments are kept; with weight decay every row decays each step.
 //
-// Each batch runs in two pool jobs:
-//  (A) per chunk of samples: draw the chunk's negatives, compute the score differences, the
-//      loss and its derivative (and, for big tables, stash each sample's user row and item row
-//      difference i⁺ − i⁻);
-//  (B) per worker, for the rows it owns (64-row blocks with (id / 64) % threads == w): sum each
-//      row's gradient in sample order into a compact buffer (one slot per row the batch
-//      touches), then apply the optimizer to those rows (sparse_adam) or to all its rows
-//      (adam). The gradients read the parameter rows themselves, so a barrier separates the
-//      gathering from the updates (ThreadPool::run_phases); with stashes (parameters over
-//      kStashAboveBytes) they read the stashes in sample order instead, and need no barrier.
-//      There is no gradient table of the embedding's size: at scale its random writes and
-//      reads cost as much memory traffic as the moments.
+// Each batch runs in two pool jobs over the loops of kernels/bpr_step.h (this class keeps the
+// orchestration: the jobs, the buffers, the row partition's loops, the optimizer's step count):
+//  (A) per chunk of samples: draw the chunk's negatives, then score_chunk: the score
+//      differences, the loss and its derivative (and, for big tables, stash each sample's user
+//      row and item row difference i⁺ − i⁻);
+//  (B) per worker, for the rows it owns (64-row blocks with (id / 64) % threads == w):
+//      gather_gradients sums each row's gradient in sample order into a compact buffer (one
+//      slot per row the batch touches), then the optimizer's update runs on those rows
+//      (sparse_adam, sgd) or on all its rows (adam, sgd with weight decay). The gradients read
+//      the parameter rows themselves, so a barrier separates the gathering from the updates
+//      (ThreadPool::run_phases); with stashes (parameters over kStashAboveBytes) they read the
+//      stashes in sample order instead, and need no barrier.
 // Results are identical for any number of threads (tested).
 //
 // BPR offers it as its fast epoch (BPR::fast_epoch) when fused_bpr_applicable() says so (key
@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/bpr_step.h"
 #include "models/general/bpr.h"
 #include "recbole/data/train_batcher.h"
 
@@ -49,16 +50,10 @@ namespace recbole::models {
 bool fused_bpr_applicable(const config::Config& config, const BPR& model,
                           const DeviceManager& device, int world_size);
 
-// One gradient contribution to a row: sample r (code r) or, for a negative item, code ~r.
-struct FusedContribution {
-  int32_t row;
-  int32_t code;
-};
-
 class FusedBprTrainer {
  public:
   enum class Update { kDenseAdam, kLazyAdam, kSgd };
-  static constexpr int64_t kMaxDim = 1024;  // embedding_size limit of this path
+  static constexpr int64_t kMaxDim = kernels::bpr::kMaxDim;  // embedding_size limit of this path
   // Above this many bytes of parameters (both tables), job A stashes each sample's u and
   // i⁺ − i⁻ and the gather reads those, sequentially, instead of the parameter rows: measured,
   // the stash costs ~15% of an epoch while the tables sit in the caches (ml-100k, 1M) and
@@ -92,12 +87,14 @@ class FusedBprTrainer {
     // row: at 100M interactions every sample looks up three rows here.
     std::vector<int32_t> slot;
   };
-  // A worker's rows touched this step, in slot order, and their gradients [slots, dim].
+  // A worker's side of job B: the buffers of its rows' gradients at this step (users, items:
+  // kernels::bpr::RowGradients over touched_* and *_grads, filled by the gather) and the
+  // gather's scratch lists of contributions.
   struct WorkerScratch {
-    std::vector<int32_t> touched_users, touched_items;
-    std::vector<float> user_grads, item_grads;
-    // This step's contributions to the worker's rows.
-    std::vector<FusedContribution> user_list, item_list;
+    std::vector<int32_t> touched_users, touched_items;  // [b], [2b]
+    std::vector<float> user_grads, item_grads;          // [b, dim], [2b, dim]
+    std::vector<kernels::bpr::Contribution> user_list, item_list;
+    kernels::bpr::RowGradients users{}, items{};
   };
 
   void gather_owned_rows(int worker, int workers, int64_t b, const data::PairBatch& pb);

@@ -37,7 +37,7 @@ std::vector<torch::Tensor> train_bpr(const recbole::config::Config& config,
 
 }  // namespace
 
-TEST_CASE("fused and generic BPR paths compute the same training", "[trainer]") {
+TEST_CASE("fused and generic BPR paths compute the same training", "[trainer][bpr]") {
   // Same seed, same data: the fused loops must match autograd + torch's Adam or SGD to float
   // rounding (SGD with weight decay moves every row, without it only the batch's rows).
   const std::vector<std::pair<const char*, const char*>> optimizers = {
@@ -100,7 +100,8 @@ std::vector<torch::Tensor> train_small_bpr(std::vector<std::pair<std::string, st
 
 }  // namespace
 
-TEST_CASE("the fused BPR path gives bit-identical weights for any number of threads", "[trainer]") {
+TEST_CASE("the fused BPR path gives bit-identical weights for any number of threads",
+          "[trainer][bpr]") {
   // sgd with weight decay runs the dense update (every owned row), sgd without it the sparse one.
   const std::vector<std::pair<const char*, const char*>> optimizers = {
       {"adam", "0"}, {"sparse_adam", "0"}, {"sgd", "0"}, {"sgd", "0.01"}};
@@ -114,7 +115,7 @@ TEST_CASE("the fused BPR path gives bit-identical weights for any number of thre
 }
 
 TEST_CASE("the fused BPR path gathers the same gradients from stashes as from the parameters",
-          "[trainer]") {
+          "[trainer][bpr]") {
   // Big tables use per-sample stashes, small ones read the parameter rows (kStashAboveBytes):
   // both must train bit-identically, for every learner and with 1 or 3 threads.
   using recbole::models::FusedBprTrainer;
@@ -163,7 +164,8 @@ TEST_CASE("the fused BPR path gathers the same gradients from stashes as from th
   }
 }
 
-TEST_CASE("fused sparse_adam follows torch's SparseAdam: only the batch's rows move", "[trainer]") {
+TEST_CASE("fused sparse_adam follows torch's SparseAdam: only the batch's rows move",
+          "[trainer][bpr]") {
   const auto fused = train_small_bpr({{"learner", "sparse_adam"}}, 2);
 
   // Reference: the same batches through autograd, then SparseAdam written with tensor ops on
