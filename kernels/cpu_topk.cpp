@@ -4,7 +4,7 @@
 
 #include "kernels/simd.h"
 
-namespace recbole::evaluator {
+namespace recbole::kernels {
 
 namespace {
 
@@ -66,4 +66,4 @@ const int32_t* mask_items(float* row, int32_t lo, int32_t hi, const int32_t* his
   return it;
 }
 
-}  // namespace recbole::evaluator
+}  // namespace recbole::kernels

@@ -7,7 +7,7 @@
 // never enter it, so a row with fewer than K finite scores yields fewer than K items.
 #include <cstdint>
 
-namespace recbole::evaluator {
+namespace recbole::kernels {
 
 // The K best (value, index) pairs seen so far for one row.
 class RowTopK {
@@ -40,4 +40,4 @@ class RowTopK {
 const int32_t* mask_items(float* row, int32_t lo, int32_t hi, const int32_t* hist,
                           const int32_t* hist_end, const int32_t* keep, const int32_t* keep_end);
 
-}  // namespace recbole::evaluator
+}  // namespace recbole::kernels

@@ -7,7 +7,7 @@
 #include <libxsmm.h>
 #endif
 
-namespace recbole::models::layers {
+namespace recbole::kernels {
 
 namespace {
 
@@ -114,4 +114,4 @@ std::string jit_gemm_kernels() {
   return "libtorch";
 }
 
-}  // namespace recbole::models::layers
+}  // namespace recbole::kernels

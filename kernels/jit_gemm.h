@@ -15,7 +15,7 @@
 
 #include <torch/torch.h>
 
-namespace recbole::models::layers {
+namespace recbole::kernels {
 
 // out = a·b, or out += a·b when accumulate. a: [m, k], b: [k, n], out: [m, n], float32 on the
 // CPU; b and out with contiguous rows (a row stride may exceed the width), a with contiguous
@@ -33,4 +33,4 @@ torch::Tensor jit_linear(const torch::Tensor& x, const torch::Tensor& weight);
 // name for AVX-512 with bfloat16), or "libtorch" where it falls back.
 std::string jit_gemm_kernels();
 
-}  // namespace recbole::models::layers
+}  // namespace recbole::kernels

@@ -76,8 +76,8 @@ void mlp_layer_forward(const float* x, const float* mask, float* dropped, const 
     masked_copy(dropped, x, mask, n * width_in);
     in = dropped;
   }
-  models::layers::jit_mm_out(mlp_rows(out, n, width_out), mlp_rows(in, n, width_in),
-                             mlp_rows(weight_t, width_in, width_out), /*accumulate=*/false);
+  jit_mm_out(mlp_rows(out, n, width_out), mlp_rows(in, n, width_in),
+             mlp_rows(weight_t, width_in, width_out), /*accumulate=*/false);
   bias_relu(out, bias, n, width_out);
 }
 
@@ -94,8 +94,8 @@ void mlp_logit_forward(const float* top, const float* v_weights, float c, int64_
 
 void mlp_logit_backward(const float* dz, const float* top, const float* v, int64_t n, int64_t width,
                         bool relu, float* dv, float* dc, float* dtop) {
-  models::layers::jit_mm_out(mlp_rows(dv, 1, width), mlp_rows(dz, 1, n), mlp_rows(top, n, width),
-                             /*accumulate=*/false);
+  jit_mm_out(mlp_rows(dv, 1, width), mlp_rows(dz, 1, n), mlp_rows(top, n, width),
+             /*accumulate=*/false);
   float sum = 0.0f;
   for (int64_t r = 0; r < n; ++r) sum += dz[r];
   *dc = sum;
@@ -106,14 +106,13 @@ void mlp_layer_backward(const float* delta, const float* in, const float* weight
                         const float* below, int64_t n, int64_t width_in, int64_t width_out,
                         float* dweight, float* dbias, float* dinput) {
   // dW = δᵀ · in (δᵀ a transposed view); db = Σ_r δ[r].
-  models::layers::jit_mm_out(mlp_rows(dweight, width_out, width_in),
-                             mlp_matrix(delta, width_out, n, 1, width_out),
-                             mlp_rows(in, n, width_in), /*accumulate=*/false);
+  jit_mm_out(mlp_rows(dweight, width_out, width_in), mlp_matrix(delta, width_out, n, 1, width_out),
+             mlp_rows(in, n, width_in), /*accumulate=*/false);
   column_sums(dbias, delta, n, width_out);
   // Into the layer's input: δ · W, times the dropout mask, times the ReLU's gradient of the
   // layer below (none below the first: that is dloss/dx).
-  models::layers::jit_mm_out(mlp_rows(dinput, n, width_in), mlp_rows(delta, n, width_out),
-                             mlp_rows(weight, width_out, width_in), /*accumulate=*/false);
+  jit_mm_out(mlp_rows(dinput, n, width_in), mlp_rows(delta, n, width_out),
+             mlp_rows(weight, width_out, width_in), /*accumulate=*/false);
   input_grad(dinput, mask, below, n * width_in);
 }
 

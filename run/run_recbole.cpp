@@ -250,7 +250,7 @@ RunResult run(const config::Config& config) {
                                  std::to_string(dist.world_size())
                            : std::string()) +
             (blas.empty() ? std::string() : "; BLAS kernels: OpenBLAS " + blas) +
-            "; GRU GEMMs: " + models::layers::jit_gemm_kernels());
+            "; GRU GEMMs: " + kernels::jit_gemm_kernels());
 
   // An unknown model name fails before any data is read or downloaded.
   const models::ModelDescriptor& descriptor = models::find_model(config.model());

@@ -27,7 +27,7 @@ namespace recbole {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr float kNegInf = evaluator::RowTopK::kNegInf;
+constexpr float kNegInf = kernels::RowTopK::kNegInf;
 // Up to this k the streaming top-K of the evaluator (insertion into a sorted list); above it a
 // partial sort of the candidates, whose cost does not grow with k × n.
 constexpr int64_t kStreamingTopK = 256;
@@ -171,7 +171,7 @@ struct Recommender::Impl {
     if (k <= kStreamingTopK) {
       float vals[kStreamingTopK];
       int32_t idx[kStreamingTopK];
-      evaluator::RowTopK top(static_cast<int>(k), vals, idx);
+      kernels::RowTopK top(static_cast<int>(k), vals, idx);
       top.push(row, n_items, 0);
       out.reserve(static_cast<size_t>(top.size()));
       for (int j = 0; j < top.size(); ++j) out.emplace_back(idx[j], vals[j]);

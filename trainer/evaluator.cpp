@@ -19,6 +19,10 @@
 
 namespace recbole::evaluator {
 
+// The CPU ranking kernels (kernels/cpu_topk.h).
+using kernels::mask_items;
+using kernels::RowTopK;
+
 EvaluatorSettings evaluator_settings_from_config(const config::Config& config) {
   EvaluatorSettings s;
   s.metrics = config.get_string_list("metrics");

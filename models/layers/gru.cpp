@@ -89,15 +89,16 @@ struct FusedGruLayer : public torch::autograd::Function<FusedGruLayer> {
     const torch::Tensor xt = x.transpose(0, 1).contiguous();  // [T, B, I]
     // x·W_ihᵀ for every step at once; then each step turns its block into [r | z | n].
     const torch::Tensor gates = torch::empty({steps, b, 3 * hidden}, x.options());
-    jit_mm_out(gates.view({steps * b, 3 * hidden}), xt.view({steps * b, in}), w_ih.t().contiguous(),
-               /*accumulate=*/false);
+    kernels::jit_mm_out(gates.view({steps * b, 3 * hidden}), xt.view({steps * b, in}),
+                        w_ih.t().contiguous(),
+                        /*accumulate=*/false);
     const torch::Tensor hs = torch::empty({steps + 1, b, hidden}, x.options());  // h_{t−1}
     hs[0].zero_();
     const torch::Tensor ghn = torch::empty({steps, b, hidden}, x.options());
     torch::Tensor gh = torch::empty({b, 3 * hidden}, x.options());
     const torch::Tensor w_hh_t = w_hh.t().contiguous();  // read as it lies by jit_mm_out
     for (int64_t t = 0; t < steps; ++t) {
-      jit_mm_out(gh, hs[t], w_hh_t, /*accumulate=*/false);
+      kernels::jit_mm_out(gh, hs[t], w_hh_t, /*accumulate=*/false);
       step_forward(floats(gates[t]), floats(gh), floats(hs[t]), floats(ghn[t]), floats(hs[t + 1]),
                    b, hidden);
     }
@@ -130,7 +131,8 @@ struct FusedGruLayer : public torch::autograd::Function<FusedGruLayer> {
     for (int64_t t = steps - 1; t >= 0; --t) {
       step_backward(floats(dy[t]), floats(dh), floats(dgi[t]), floats(dghn[t]), floats(hs[t]),
                     floats(dgh), floats(next), b, hidden);
-      jit_mm_out(next, dgh, w_hh_rows, /*accumulate=*/true);  // dh_{t−1} = g ⊙ z + dgh·W_hh
+      kernels::jit_mm_out(next, dgh, w_hh_rows,
+                          /*accumulate=*/true);  // dh_{t−1} = g ⊙ z + dgh·W_hh
       std::swap(dh, next);
     }
     // The weight gradients over every step at once: dW_hh = dghᵀ·h_{t−1}, whose r and z rows
@@ -140,12 +142,13 @@ struct FusedGruLayer : public torch::autograd::Function<FusedGruLayer> {
     const torch::Tensor dw_hh = torch::empty_like(w_hh);
     torch::Tensor dw_rz = dw_hh.narrow(0, 0, 2 * hidden),
                   dw_n = dw_hh.narrow(0, 2 * hidden, hidden);
-    jit_mm_out(dw_rz, dgi_rows.narrow(1, 0, 2 * hidden).t(), h_prev, /*accumulate=*/false);
-    jit_mm_out(dw_n, dghn.view({steps * b, hidden}).t(), h_prev, /*accumulate=*/false);
+    kernels::jit_mm_out(dw_rz, dgi_rows.narrow(1, 0, 2 * hidden).t(), h_prev, /*accumulate=*/false);
+    kernels::jit_mm_out(dw_n, dghn.view({steps * b, hidden}).t(), h_prev, /*accumulate=*/false);
     const torch::Tensor dw_ih = torch::empty_like(w_ih);
-    jit_mm_out(dw_ih, dgi_rows.t(), xt.view({steps * b, in}), /*accumulate=*/false);
+    kernels::jit_mm_out(dw_ih, dgi_rows.t(), xt.view({steps * b, in}), /*accumulate=*/false);
     const torch::Tensor dx = torch::empty({steps, b, in}, xt.options());
-    jit_mm_out(dx.view({steps * b, in}), dgi_rows, w_ih.contiguous(), /*accumulate=*/false);
+    kernels::jit_mm_out(dx.view({steps * b, in}), dgi_rows, w_ih.contiguous(),
+                        /*accumulate=*/false);
     return {dx.transpose(0, 1), dw_ih, dw_hh};
   }
 };

@@ -78,7 +78,7 @@ struct FusedItemCrossEntropy : public torch::autograd::Function<FusedItemCrossEn
     std::vector<double> losses(static_cast<size_t>(rows));
     on_blocks(rows, [&](int64_t r0, int64_t count) {
       const torch::Tensor block = probs.narrow(0, r0, count);
-      jit_mm_out(block, hc.narrow(0, r0, count), items_t, /*accumulate=*/false);
+      kernels::jit_mm_out(block, hc.narrow(0, r0, count), items_t, /*accumulate=*/false);
       forward_rows(block.data_ptr<float>(), has_bias ? b.data_ptr<float>() : nullptr,
                    t.data_ptr<int64_t>() + r0, weighted ? w.data_ptr<float>() + r0 : nullptr,
                    static_cast<float>(scale), count, n, losses.data() + r0);
@@ -115,12 +115,13 @@ struct FusedItemCrossEntropy : public torch::autograd::Function<FusedItemCrossEn
       const torch::Tensor block = dlogits.narrow(0, r0, count);
       backward_rows(block.data_ptr<float>(), t.data_ptr<int64_t>() + r0,
                     w.numel() > 0 ? w.data_ptr<float>() + r0 : nullptr, g, count, n);
-      if (dh.defined()) jit_mm_out(dh.narrow(0, r0, count), block, items, /*accumulate=*/false);
+      if (dh.defined())
+        kernels::jit_mm_out(dh.narrow(0, r0, count), block, items, /*accumulate=*/false);
     });
     if (ditems.defined())
       on_blocks(n, [&](int64_t j0, int64_t count) {
-        jit_mm_out(ditems.narrow(0, j0, count), dlogits.narrow(1, j0, count).t(), h,
-                   /*accumulate=*/false);
+        kernels::jit_mm_out(ditems.narrow(0, j0, count), dlogits.narrow(1, j0, count).t(), h,
+                            /*accumulate=*/false);
       });
     const torch::Tensor db = ctx->saved_data["bias"].toBool() ? dlogits.sum(0) : torch::Tensor();
     if (scale != 1.0) {

@@ -77,10 +77,11 @@ struct FusedNarmEncoder : public torch::autograd::Function<FusedNarmEncoder> {
                   static_cast<size_t>(hidden) * sizeof(float));
     out.narrow(1, hidden, hidden).copy_(c_g);
     const torch::Tensor q = torch::empty({b, steps, hidden}, g.options());
-    jit_mm_out(q.view({b * steps, hidden}), gc.view({b * steps, hidden}), a1.t().contiguous(),
-               /*accumulate=*/false);
+    kernels::jit_mm_out(q.view({b * steps, hidden}), gc.view({b * steps, hidden}),
+                        a1.t().contiguous(),
+                        /*accumulate=*/false);
     const torch::Tensor k = torch::empty({b, hidden}, g.options());
-    jit_mm_out(k, c_g, a2.t().contiguous(), /*accumulate=*/false);
+    kernels::jit_mm_out(k, c_g, a2.t().contiguous(), /*accumulate=*/false);
     const torch::Tensor s = torch::empty({b, steps, hidden}, g.options());  // past len: unset
     const torch::Tensor alpha = torch::empty({b, steps}, g.options());
     for (int64_t i = 0; i < b; ++i)
@@ -119,17 +120,18 @@ struct FusedNarmEncoder : public torch::autograd::Function<FusedNarmEncoder> {
     }
     // c_g's gradient: its own plus k's through A2, added to g at each row's last step.
     const torch::Tensor dc_g = dout.narrow(1, hidden, hidden).contiguous();
-    jit_mm_out(dc_g, dk, a2.contiguous(), /*accumulate=*/true);
+    kernels::jit_mm_out(dc_g, dk, a2.contiguous(), /*accumulate=*/true);
     for (int64_t i = 0; i < b; ++i) {
       float* dst = ptr(dg) + i * row + (len[i] - 1) * hidden;
       const float* src = ptr(dc_g) + i * hidden;
       for (int64_t j = 0; j < hidden; ++j) dst[j] += src[j];
     }
     const torch::Tensor dq_rows = dq.view({b * steps, hidden});
-    jit_mm_out(dg.view({b * steps, hidden}), dq_rows, a1.contiguous(), /*accumulate=*/true);
+    kernels::jit_mm_out(dg.view({b * steps, hidden}), dq_rows, a1.contiguous(),
+                        /*accumulate=*/true);
     const torch::Tensor da1 = torch::empty_like(a1), da2 = torch::empty_like(a2);
-    jit_mm_out(da1, dq_rows.t(), g.view({b * steps, hidden}), /*accumulate=*/false);
-    jit_mm_out(da2, dk.t(), c_g, /*accumulate=*/false);
+    kernels::jit_mm_out(da1, dq_rows.t(), g.view({b * steps, hidden}), /*accumulate=*/false);
+    kernels::jit_mm_out(da2, dk.t(), c_g, /*accumulate=*/false);
     return {dg, da1, da2, dv, torch::Tensor()};
   }
 };

@@ -53,7 +53,7 @@ torch::Tensor NARM::encode(const data::Batch& batch) {
   const torch::Tensor c = layers::dropout(
       layers::narm_encoder(g, a1_->weight, a2_->weight, v_->weight, layers::item_seq_len(batch)),
       ct_dropout_, is_training());
-  return layers::jit_linear(c, b_->weight);
+  return kernels::jit_linear(c, b_->weight);
 }
 
 RECBOLE_REGISTER_MODEL(NARM) {

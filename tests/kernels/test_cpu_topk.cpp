@@ -18,7 +18,7 @@
 #include "recbole/utils/thread_pool.h"
 #include "trainer/evaluator.h"
 
-using recbole::evaluator::RowTopK;
+using recbole::kernels::RowTopK;
 
 namespace {
 
@@ -68,8 +68,8 @@ TEST_CASE("mask_items masks history inside the tile and keeps the split's positi
   std::vector<float> row(10, 1.f);
   const std::vector<int32_t> hist = {2, 5, 12, 14, 19}, keep = {5};
   const int32_t* next =
-      recbole::evaluator::mask_items(row.data(), 10, 20, hist.data(), hist.data() + hist.size(),
-                                     keep.data(), keep.data() + keep.size());
+      recbole::kernels::mask_items(row.data(), 10, 20, hist.data(), hist.data() + hist.size(),
+                                   keep.data(), keep.data() + keep.size());
   REQUIRE(next == hist.data() + hist.size());
   for (int i = 0; i < 10; ++i) CHECK(std::isinf(row[i]) == (i == 2 || i == 4 || i == 9));
 }

@@ -182,7 +182,7 @@ TEST_CASE("the fused NGCF layer equals its composed form, forward and backward",
 TEST_CASE("jit_mm_out equals libtorch's product, overwriting or accumulating",
           "[models][layers][gru]") {
   torch::manual_seed(12);
-  INFO("kernels: " << layers::jit_gemm_kernels());
+  INFO("kernels: " << recbole::kernels::jit_gemm_kernels());
   // The GRU's shapes at ml-100k's defaults (a step, its backward, a weight gradient over 50
   // steps of 128 rows, whose a is a transposed view), odd sizes, one row, and operands whose rows
   // are strided (a narrowed column range): each overwriting and accumulating.
@@ -208,7 +208,7 @@ TEST_CASE("jit_mm_out equals libtorch's product, overwriting or accumulating",
       const torch::Tensor start = torch::randn({s.m, s.n + s.pad});
       const torch::Tensor full = start.clone();
       const torch::Tensor out = full.narrow(1, 0, s.n);
-      layers::jit_mm_out(out, a, b, accumulate);
+      recbole::kernels::jit_mm_out(out, a, b, accumulate);
       const torch::Tensor want = accumulate ? start.narrow(1, 0, s.n) + a.mm(b) : a.mm(b);
       // Relative to the sum's scale: a k-term sum is rounded in another order.
       const double scale = std::sqrt(static_cast<double>(s.k));
@@ -228,7 +228,7 @@ TEST_CASE("jit_linear equals torch::linear, outputs and gradients", "[models][la
   auto run = [&](bool jit) {
     x.mutable_grad() = torch::Tensor();
     w.mutable_grad() = torch::Tensor();
-    const torch::Tensor y = jit ? layers::jit_linear(x, w) : torch::linear(x, w);
+    const torch::Tensor y = jit ? recbole::kernels::jit_linear(x, w) : torch::linear(x, w);
     (y * weights).sum().backward();
     return std::vector<torch::Tensor>{y.detach(), x.grad().clone(), w.grad().clone()};
   };
