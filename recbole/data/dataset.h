@@ -26,6 +26,8 @@
 // the .inter, .user or .item file.
 //
 // preload_weight: the matrices are built last, from the final tables (preload_weight.h).
+//
+// DatasetLoader (dataset_loader.h) runs these steps, each stage in a file pair of its own.
 #include <cstdint>
 #include <memory>
 #include <optional>
