@@ -51,6 +51,16 @@ struct TaskFamily {
   serving::TaskServingHooks serving;
 };
 
+// TaskFamily::pipeline for a family whose pipeline is built from the run's config, the loaded
+// dataset and the family's split: Pipeline(config, dataset, split).
+template <class Pipeline>
+auto pipeline_over_split() {
+  return [](const config::Config& config, const data::Dataset& dataset,
+            const data::SplitDataset* split) -> std::unique_ptr<TaskPipeline> {
+    return std::make_unique<Pipeline>(config, dataset, *split);
+  };
+}
+
 // Registers (replaces) a family.
 void register_family(TaskFamily family);
 

@@ -14,10 +14,7 @@ RECBOLE_REGISTER_FAMILY(context) {
   f.description = "labelled rows with user and item features (click-through rate)";
   f.help_order = 2;
   f.split = interaction_split;
-  f.pipeline = [](const config::Config& config, const data::Dataset& dataset,
-                  const data::SplitDataset* split) -> std::unique_ptr<TaskPipeline> {
-    return std::make_unique<ContextPipeline>(config, dataset, *split);
-  };
+  f.pipeline = pipeline_over_split<ContextPipeline>();
   f.serving = serving::context_serving_hooks();
   register_family(std::move(f));
 }

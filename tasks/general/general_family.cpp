@@ -14,11 +14,7 @@ RECBOLE_REGISTER_FAMILY(general) {
   f.description = "user-item interactions: every item ranked for each user";
   f.help_order = 0;
   f.split = interaction_split;
-  f.pipeline = [](const config::Config& config, const data::Dataset& dataset,
-                  const data::SplitDataset* split) -> std::unique_ptr<TaskPipeline> {
-    return std::make_unique<GeneralPipeline>(config, *split, dataset.n_users(), dataset.n_items(),
-                                             inter_time_column(dataset));
-  };
+  f.pipeline = pipeline_over_split<GeneralPipeline>();
   f.serving.load = [](torch::serialize::InputArchive&, const serving::ServingSection&,
                       const std::string&) { return std::make_unique<serving::TaskServing>(); };
   register_family(std::move(f));

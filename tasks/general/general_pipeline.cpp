@@ -28,8 +28,7 @@ std::vector<int64_t> item_counts(const std::vector<int32_t>& items, int64_t n_it
   return counts;
 }
 
-}  // namespace
-
+// The dataset's time field when it is loaded as a float column, else null.
 const std::vector<double>* inter_time_column(const data::Dataset& dataset) {
   const std::string& field = dataset.options().time_field;
   if (!dataset.has_inter_field(field) ||
@@ -37,6 +36,13 @@ const std::vector<double>* inter_time_column(const data::Dataset& dataset) {
     return nullptr;
   return &dataset.inter_floats(field);
 }
+
+}  // namespace
+
+GeneralPipeline::GeneralPipeline(const config::Config& config, const data::Dataset& dataset,
+                                 const data::SplitDataset& split)
+    : GeneralPipeline(config, split, dataset.n_users(), dataset.n_items(),
+                      inter_time_column(dataset)) {}
 
 GeneralPipeline::GeneralPipeline(const config::Config& config, const data::SplitDataset& split,
                                  int64_t n_users, int64_t n_items,

@@ -9,9 +9,6 @@
 
 namespace recbole::tasks {
 
-// The dataset's time field when it is loaded as a float column, else null.
-const std::vector<double>* inter_time_column(const data::Dataset& dataset);
-
 class GeneralPipeline : public TaskPipeline {
  public:
   // Throws ConfigError for the labeled evaluation mode (this task has no labels).
@@ -19,6 +16,10 @@ class GeneralPipeline : public TaskPipeline {
   // weigh interactions by time; null when the dataset has none.
   GeneralPipeline(const config::Config& config, const data::SplitDataset& split, int64_t n_users,
                   int64_t n_items, const std::vector<double>* inter_times = nullptr);
+  // Over a loaded dataset (which outlives the pipeline): its sizes and its time field when that
+  // is loaded as a float column.
+  GeneralPipeline(const config::Config& config, const data::Dataset& dataset,
+                  const data::SplitDataset& split);
 
   models::ModelContext model_context(const DeviceManager& device) const override;
   std::unique_ptr<TrainingSource> training_source(models::InputType input, const std::string& model,

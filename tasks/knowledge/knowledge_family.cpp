@@ -14,10 +14,7 @@ RECBOLE_REGISTER_FAMILY(knowledge) {
   f.description = "interactions and a knowledge graph over the items";
   f.help_order = 3;
   f.split = interaction_split;
-  f.pipeline = [](const config::Config& config, const data::Dataset& dataset,
-                  const data::SplitDataset* split) -> std::unique_ptr<TaskPipeline> {
-    return std::make_unique<KnowledgePipeline>(config, dataset, *split);
-  };
+  f.pipeline = pipeline_over_split<KnowledgePipeline>();
   f.serving = serving::knowledge_serving_hooks();
   register_family(std::move(f));
 }

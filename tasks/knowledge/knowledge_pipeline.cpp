@@ -23,10 +23,7 @@ const data::KnowledgeGraph& graph_of(const config::Config& config, const data::D
 
 KnowledgePipeline::KnowledgePipeline(const config::Config& config, const data::Dataset& dataset,
                                      const data::SplitDataset& split)
-    : GeneralPipeline(config, split, dataset.n_users(), dataset.n_items(),
-                      inter_time_column(dataset)),
-      config_(config),
-      graph_(graph_of(config, dataset)) {}
+    : GeneralPipeline(config, dataset, split), config_(config), graph_(graph_of(config, dataset)) {}
 
 models::ModelContext KnowledgePipeline::model_context(const DeviceManager& device) const {
   models::ModelContext ctx = GeneralPipeline::model_context(device);

@@ -266,8 +266,9 @@ TEST_CASE("HttpService in-process: recommends from a history (EASE) and reloads"
   CHECK(running.stop());
 }
 
-TEST_CASE("HttpService: stop() before or as listen() starts; an address not of this machine",
-          "[serving][http]") {
+TEST_CASE(
+    "HttpService: stop() before or as listen() starts and refuses an address not of this machine",
+    "[serving][http]") {
   TempDir dir("recbole_http_service_stop");
   const std::string checkpoint = train_checkpoint("Pop", dir);
   HttpServiceOptions options = loopback_options(checkpoint, dir);
