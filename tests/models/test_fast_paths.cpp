@@ -109,7 +109,7 @@ FastPathOutcome train_one_epoch(const std::string& model, bool fast) {
 using fast_path_test::FastPathOutcome;
 using fast_path_test::train_one_epoch;
 
-TEST_CASE("every model's fast paths train as its reference path does", "[trainer][fast-path]") {
+TEST_CASE("every model's fast paths train as its reference path does", "[models][fast-path]") {
   for (const auto& d : recbole::models::registered_models()) {
     if (d.input == recbole::models::InputType::kFitOnce) continue;
     if (d.description.rfind("test:", 0) == 0) continue;  // test models of other test files
