@@ -35,6 +35,15 @@ class SharedKey {
   config::KeyDecl decl_;
 };
 
+// The key types there are (shared_keys.cpp); declared here, before any use, as C++ asks of an
+// explicit specialisation.
+template <>
+int64_t SharedKey<int64_t>::get(const config::Config& config) const;
+template <>
+double SharedKey<double>::get(const config::Config& config) const;
+template <>
+std::vector<int64_t> SharedKey<std::vector<int64_t>>::get(const config::Config& config) const;
+
 // int >= 1: the width of a model's embedding tables.
 const SharedKey<int64_t>& embedding_size();
 // float >= 0: the weight of a model's regulariser.
